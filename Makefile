@@ -1,0 +1,97 @@
+# offcpu: an off-CPU profiler writing perf.data
+#
+#   make            build build/offcpu
+#   make check      install deps, unit tests (also under ASan+UBSan), integration tests (root)
+#                   (T=name runs only the tests whose name contains it)
+#   make demo       install deps, build, record the bundled demo, report it
+#   make install    PREFIX=/usr/local DESTDIR=
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+PKG_CONFIG ?= pkg-config
+VERSION := 0.1.0
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -lz
+WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS ?= -O2 -g
+override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
+
+CORE_SRCS := src/util/util.c src/util/hashmap.c src/util/intset.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c
+RECORD_SRCS := src/record/record.c src/record/collector.c src/record/sideband.c src/record/synth.c \
+	src/record/target.c src/record/buildids.c
+REPORT_SRCS := src/report/report.c
+APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
+APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
+
+UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_util.c tests/unit/unit_main.c
+WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin
+
+.PHONY: all clean check check-run unit demo install deps
+
+all: $(BUILD)/offcpu
+
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	@test -r $(VMLINUX_BTF) || { echo "error: $(VMLINUX_BTF) not found: a kernel with BTF is needed to build" >&2; exit 1; }
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/offcpu.bpf.o: src/bpf/offcpu.bpf.c src/offcpu.h $(BUILD)/vmlinux.h
+	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc -c $< -o $@
+
+$(BUILD)/offcpu.skel.h: $(BUILD)/offcpu.bpf.o
+	$(BPFTOOL) gen skeleton $< name offcpu_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h src/*/*.h) | $(BUILD)/offcpu.skel.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/offcpu: $(APP_OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
+
+# Unit tests need no root; they are built twice: plain and with sanitizers.
+$(BUILD)/tests/unit: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(LIBS)
+
+$(BUILD)/tests/unit-asan: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+		-Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(LIBS)
+
+$(BUILD)/tests/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -pthread $< -o $@
+
+# check installs what is missing first, so it works on a fresh Debian 12 machine.
+check:
+	bash scripts/install-deps.sh
+	$(MAKE) check-run
+
+check-run: $(BUILD)/offcpu $(BUILD)/tests/unit $(BUILD)/tests/unit-asan $(WORKLOADS)
+	BUILD=$(BUILD) bash tests/run.sh $(T)
+
+unit: $(BUILD)/tests/unit $(BUILD)/tests/unit-asan
+	$(BUILD)/tests/unit && $(BUILD)/tests/unit-asan
+
+deps:
+	bash scripts/install-deps.sh
+
+demo:
+	bash scripts/install-deps.sh
+	$(MAKE) all $(BUILD)/tests/groundtruth
+	bash scripts/demo.sh
+
+install: $(BUILD)/offcpu
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BUILD)/offcpu $(DESTDIR)$(PREFIX)/bin/offcpu
+
+clean:
+	rm -rf $(BUILD)
