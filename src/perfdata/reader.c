@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include "reader.h"
+
+#define MAX_EVENTS 4096
+#define MAX_ATTR_SIZE 512
+
+struct id_entry {
+	uint64_t id;
+	size_t event;
+};
+
+struct perf_reader {
+	const uint8_t *data; /* whole input */
+	size_t size;
+	bool mapped, pipe;
+	struct perf_file_header hdr;
+	struct perf_reader_event *events;
+	size_t nr_events;
+	struct id_entry *idx; /* sorted by id */
+	size_t nr_idx;
+	bool idx_dirty;
+	uint64_t pos, end, cur;
+	struct perf_file_section feat[FEAT_MAX];
+	/* pipe mode features arrive as records and are copied here */
+	void *pipe_feat[FEAT_MAX];
+	size_t pipe_feat_size[FEAT_MAX];
+	union {
+		uint64_t align;
+		char bytes[65536 + 16];
+	} scratch;
+	char err[512];
+};
+
+static int fail(struct perf_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+const char *perf_reader__error(const struct perf_reader *r)
+{
+	return r->err;
+}
+
+bool perf_reader__is_pipe(const struct perf_reader *r)
+{
+	return r->pipe;
+}
+
+size_t perf_reader__nr_events(const struct perf_reader *r)
+{
+	return r->nr_events;
+}
+
+const struct perf_reader_event *perf_reader__event(const struct perf_reader *r, size_t i)
+{
+	return i < r->nr_events ? &r->events[i] : NULL;
+}
+
+uint64_t perf_reader__offset(const struct perf_reader *r)
+{
+	return r->cur;
+}
+
+static bool in_bounds(const struct perf_reader *r, uint64_t off, uint64_t size)
+{
+	return off <= r->size && size <= r->size - off;
+}
+
+int perf_string__decode(const void *p, size_t size, const char **out)
+{
+	uint32_t len;
+
+	if (size < 4)
+		return -EINVAL;
+	memcpy(&len, p, 4);
+	if (len == 0 || len > size - 4)
+		return -EINVAL;
+	if (!memchr((const char *)p + 4, 0, len))
+		return -EINVAL;
+	*out = (const char *)p + 4;
+	return (int)(4 + len);
+}
+
+static const char *generic_name(const struct perf_event_attr *a, char *buf, size_t cap)
+{
+	static const char *sw[] = { "cpu-clock", "task-clock", "page-faults", "context-switches",
+				    "cpu-migrations", "minor-faults", "major-faults",
+				    "alignment-faults", "emulation-faults", "dummy", "bpf-output",
+				    "cgroup-switches" };
+	static const char *hw[] = { "cycles", "instructions", "cache-references", "cache-misses",
+				    "branches", "branch-misses", "bus-cycles",
+				    "stalled-cycles-frontend", "stalled-cycles-backend",
+				    "ref-cycles" };
+
+	if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof(sw) / sizeof(sw[0]))
+		return sw[a->config];
+	if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof(hw) / sizeof(hw[0]))
+		return hw[a->config];
+	snprintf(buf, cap, "event-%u:%llu", a->type, (unsigned long long)a->config);
+	return buf;
+}
+
+static int add_event(struct perf_reader *r, const void *attr, size_t attr_bytes,
+		     const void *ids, size_t nr_ids)
+{
+	struct perf_reader_event *ev, *evs;
+	char buf[64];
+
+	if (r->nr_events >= MAX_EVENTS)
+		return fail(r, "more than %d events", MAX_EVENTS);
+	evs = realloc(r->events, (r->nr_events + 1) * sizeof(*evs));
+	if (!evs)
+		return -ENOMEM;
+	r->events = evs;
+	ev = &evs[r->nr_events];
+	memset(ev, 0, sizeof(*ev));
+	memcpy(&ev->attr, attr,
+	       attr_bytes < sizeof(ev->attr) ? attr_bytes : sizeof(ev->attr));
+	ev->ids = malloc((nr_ids ? nr_ids : 1) * sizeof(uint64_t));
+	ev->name = strdup(generic_name(&ev->attr, buf, sizeof(buf)));
+	if (!ev->ids || !ev->name) {
+		free(ev->ids);
+		free(ev->name);
+		return -ENOMEM;
+	}
+	if (nr_ids)
+		memcpy(ev->ids, ids, nr_ids * sizeof(uint64_t));
+	ev->nr_ids = nr_ids;
+	r->nr_events++;
+	r->idx_dirty = true;
+	return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct id_entry *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int build_index(struct perf_reader *r)
+{
+	size_t n = 0, i, k;
+
+	for (i = 0; i < r->nr_events; i++)
+		n += r->events[i].nr_ids;
+	free(r->idx);
+	r->idx = malloc((n ? n : 1) * sizeof(*r->idx));
+	if (!r->idx)
+		return -ENOMEM;
+	r->nr_idx = 0;
+	for (i = 0; i < r->nr_events; i++)
+		for (k = 0; k < r->events[i].nr_ids; k++) {
+			r->idx[r->nr_idx].id = r->events[i].ids[k];
+			r->idx[r->nr_idx].event = i;
+			r->nr_idx++;
+		}
+	qsort(r->idx, r->nr_idx, sizeof(*r->idx), cmp_id);
+	r->idx_dirty = false;
+	return 0;
+}
+
+static long event_of_id(struct perf_reader *r, uint64_t id)
+{
+	size_t lo = 0, hi;
+
+	if (r->idx_dirty && build_index(r))
+		return -1;
+	hi = r->nr_idx;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (r->idx[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < r->nr_idx && r->idx[lo].id == id)
+		return (long)r->idx[lo].event;
+	return -1;
+}
+
+static void set_name(struct perf_reader_event *ev, const char *name)
+{
+	char *n = strdup(name);
+
+	if (n) {
+		free(ev->name);
+		ev->name = n;
+	}
+}
+
+/* EVENT_DESC: u32 nr, u32 attr_size, per event: attr, u32 nr_ids, string, ids */
+static void apply_event_desc(struct perf_reader *r, const uint8_t *p, size_t size)
+{
+	uint32_t nr, asz, i, nids;
+	size_t off = 8;
+
+	if (size < 8)
+		return;
+	memcpy(&nr, p, 4);
+	memcpy(&asz, p + 4, 4);
+	for (i = 0; i < nr; i++) {
+		const char *name;
+		uint64_t first_id = 0;
+		int n;
+		long ev = -1;
+
+		if (asz > size - off || size - off - asz < 4)
+			return;
+		off += asz;
+		memcpy(&nids, p + off, 4);
+		off += 4;
+		n = perf_string__decode(p + off, size - off, &name);
+		if (n < 0)
+			return;
+		off += (size_t)n;
+		if (nids > (size - off) / 8)
+			return;
+		if (nids)
+			memcpy(&first_id, p + off, 8);
+		off += (size_t)nids * 8;
+		if (nids)
+			ev = event_of_id(r, first_id);
+		if (ev < 0 && nr == r->nr_events)
+			ev = (long)i;
+		if (ev >= 0)
+			set_name(&r->events[ev], name);
+	}
+}
+
+static int open_file_mode(struct perf_reader *r)
+{
+	struct perf_file_header *h = &r->hdr;
+	uint64_t nr, i, attr_bytes;
+	int bit;
+
+	if (r->size < sizeof(*h))
+		return fail(r, "file is %zu bytes, shorter than a perf.data header (104)", r->size);
+	memcpy(h, r->data, sizeof(*h));
+	if (h->size != sizeof(*h))
+		return fail(r, "header size is %llu, expected 104", (unsigned long long)h->size);
+	if (h->attr_size < 64 + 16 || h->attr_size > MAX_ATTR_SIZE + 16)
+		return fail(r, "attr_size %llu in the header is not plausible",
+			    (unsigned long long)h->attr_size);
+	if (!in_bounds(r, h->attrs.offset, h->attrs.size))
+		return fail(r, "attrs section (offset %llu, size %llu) lies outside the file",
+			    (unsigned long long)h->attrs.offset, (unsigned long long)h->attrs.size);
+	if (!in_bounds(r, h->data.offset, h->data.size))
+		return fail(r, "data section (offset %llu, size %llu) lies outside the %zu-byte file "
+			    "(truncated?)", (unsigned long long)h->data.offset,
+			    (unsigned long long)h->data.size, r->size);
+	if (h->data.size == 0)
+		return fail(r, "data size is 0: the recording was not finished");
+	nr = h->attrs.size / h->attr_size;
+	if (nr == 0)
+		return fail(r, "the file declares no event (attrs section is empty)");
+	attr_bytes = h->attr_size - 16;
+	for (i = 0; i < nr; i++) {
+		const uint8_t *a = r->data + h->attrs.offset + i * h->attr_size;
+		struct perf_file_section ids;
+		int err;
+
+		memcpy(&ids, a + attr_bytes, sizeof(ids));
+		if (!in_bounds(r, ids.offset, ids.size) || ids.size % 8)
+			return fail(r, "ids of event %llu (offset %llu, size %llu) lie outside the file",
+				    (unsigned long long)i, (unsigned long long)ids.offset,
+				    (unsigned long long)ids.size);
+		err = add_event(r, a, attr_bytes, r->data + ids.offset, ids.size / 8);
+		if (err)
+			return err;
+	}
+	/* feature index right after the data */
+	{
+		uint64_t off = h->data.offset + h->data.size;
+
+		for (bit = 0; bit < FEAT_MAX; bit++) {
+			if (!(h->features[bit / 64] & (1ULL << (bit % 64))))
+				continue;
+			if (!in_bounds(r, off, sizeof(struct perf_file_section))) {
+				/* a truncated tail: keep the data readable, drop features */
+				memset(r->feat, 0, sizeof(r->feat));
+				break;
+			}
+			memcpy(&r->feat[bit], r->data + off, sizeof(r->feat[bit]));
+			if (!in_bounds(r, r->feat[bit].offset, r->feat[bit].size))
+				memset(&r->feat[bit], 0, sizeof(r->feat[bit]));
+			off += sizeof(struct perf_file_section);
+		}
+	}
+	if (r->feat[FEAT_EVENT_DESC].size)
+		apply_event_desc(r, r->data + r->feat[FEAT_EVENT_DESC].offset,
+				 r->feat[FEAT_EVENT_DESC].size);
+	r->pos = h->data.offset;
+	r->end = h->data.offset + h->data.size;
+	return 0;
+}
+
+static int slurp_fd(struct perf_reader *r, int fd)
+{
+	size_t cap = 1 << 20, len = 0;
+	uint8_t *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			uint8_t *nb;
+
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	r->data = buf;
+	r->size = len;
+	r->mapped = false;
+	return 0;
+}
+
+struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen)
+{
+	struct perf_reader *r = calloc(1, sizeof(*r));
+	struct stat st;
+	uint64_t magic = 0, hsize = 0;
+	int fd = -1, e = 0;
+
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (!strcmp(path, "-")) {
+		e = slurp_fd(r, 0);
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st)) {
+			snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "%s is a directory", path);
+			goto fail;
+		}
+		if (S_ISREG(st.st_mode) && st.st_size > 0) {
+			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+			if (m == MAP_FAILED) {
+				snprintf(err, errlen, "cannot map %s: %s", path, strerror(errno));
+				goto fail;
+			}
+			r->data = m;
+			r->size = (size_t)st.st_size;
+			r->mapped = true;
+		} else {
+			e = slurp_fd(r, fd);
+		}
+		close(fd);
+		fd = -1;
+	}
+	if (e) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-e));
+		goto fail;
+	}
+	if (r->size >= 16) {
+		memcpy(&magic, r->data, 8);
+		memcpy(&hsize, r->data + 8, 8);
+	}
+	if (magic != PERF_MAGIC2) {
+		snprintf(err, errlen, "%s is not a perf.data file (%s)", path,
+			 r->size < 16 ? "too short" : "bad magic at offset 0");
+		goto fail;
+	}
+	if (hsize == sizeof(struct perf_pipe_file_header)) {
+		r->pipe = true;
+		r->pos = 16;
+		r->end = r->size;
+	} else if (open_file_mode(r)) {
+		snprintf(err, errlen, "%s: %s", path, r->err);
+		goto fail;
+	}
+	r->err[0] = 0;
+	return r;
+fail:
+	if (fd >= 0)
+		close(fd);
+	perf_reader__close(r);
+	return NULL;
+}
+
+void perf_reader__close(struct perf_reader *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nr_events; i++) {
+		free(r->events[i].name);
+		free(r->events[i].ids);
+	}
+	free(r->events);
+	free(r->idx);
+	for (i = 0; i < FEAT_MAX; i++)
+		free(r->pipe_feat[i]);
+	if (r->mapped)
+		munmap((void *)r->data, r->size);
+	else
+		free((void *)r->data);
+	free(r);
+}
+
+static const char *type_name(uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_MMAP: return "MMAP";
+	case PERF_RECORD_LOST: return "LOST";
+	case PERF_RECORD_COMM: return "COMM";
+	case PERF_RECORD_EXIT: return "EXIT";
+	case PERF_RECORD_FORK: return "FORK";
+	case PERF_RECORD_SAMPLE: return "SAMPLE";
+	case PERF_RECORD_MMAP2: return "MMAP2";
+	case PERF_RECORD_HEADER_ATTR: return "HEADER_ATTR";
+	case PERF_RECORD_EVENT_UPDATE: return "EVENT_UPDATE";
+	case PERF_RECORD_HEADER_FEATURE: return "HEADER_FEATURE";
+	default: return "record";
+	}
+}
+
+static int pipe_meta(struct perf_reader *r, const struct perf_event_header *h)
+{
+	const uint8_t *p = (const uint8_t *)h + sizeof(*h);
+	size_t body = h->size - sizeof(*h);
+
+	switch (h->type) {
+	case PERF_RECORD_HEADER_ATTR: {
+		uint32_t asz;
+
+		if (body < 8)
+			return fail(r, "HEADER_ATTR at offset %llu is too short",
+				    (unsigned long long)r->cur);
+		memcpy(&asz, p + 4, 4);
+		if (asz < 64 || asz > body || asz > MAX_ATTR_SIZE)
+			return fail(r, "HEADER_ATTR at offset %llu has attr size %u",
+				    (unsigned long long)r->cur, asz);
+		return add_event(r, p, asz, p + asz, (body - asz) / 8);
+	}
+	case PERF_RECORD_EVENT_UPDATE: {
+		uint64_t type, id;
+		long ev;
+
+		if (body < 17)
+			return 0;
+		memcpy(&type, p, 8);
+		memcpy(&id, p + 8, 8);
+		if (type != PERF_EVENT_UPDATE_NAME || !memchr(p + 16, 0, body - 16))
+			return 0;
+		ev = event_of_id(r, id);
+		if (ev >= 0)
+			set_name(&r->events[ev], (const char *)p + 16);
+		return 0;
+	}
+	case PERF_RECORD_HEADER_FEATURE: {
+		uint64_t feat;
+
+		if (body < 8)
+			return 0;
+		memcpy(&feat, p, 8);
+		if (feat >= FEAT_MAX)
+			return 0;
+		free(r->pipe_feat[feat]);
+		r->pipe_feat[feat] = malloc(body - 8 ? body - 8 : 1);
+		if (!r->pipe_feat[feat])
+			return -ENOMEM;
+		memcpy(r->pipe_feat[feat], p + 8, body - 8);
+		r->pipe_feat_size[feat] = body - 8;
+		if (feat == FEAT_EVENT_DESC)
+			apply_event_desc(r, r->pipe_feat[feat], body - 8);
+		return 0;
+	}
+	}
+	return 0;
+}
+
+int perf_reader__next(struct perf_reader *r, const struct perf_event_header **rec)
+{
+	struct perf_event_header h;
+	const uint8_t *p;
+
+	if (r->pos >= r->end)
+		return 0;
+	r->cur = r->pos;
+	if (r->end - r->pos < sizeof(h))
+		return fail(r, "%llu stray bytes at the end of the data at offset %llu (truncated?)",
+			    (unsigned long long)(r->end - r->pos), (unsigned long long)r->pos);
+	p = r->data + r->pos;
+	memcpy(&h, p, sizeof(h));
+	if (h.size < sizeof(h))
+		return fail(r, "%s (type %u) at offset %llu has size %u", type_name(h.type), h.type,
+			    (unsigned long long)r->pos, h.size);
+	if (h.size > r->end - r->pos)
+		return fail(r, "%s (type %u, %u bytes) at offset %llu runs past the end of the data "
+			    "(truncated?)", type_name(h.type), h.type, h.size,
+			    (unsigned long long)r->pos);
+	r->pos += h.size;
+	/* Hand out an 8-aligned, 8-padded copy so every u64 read is in bounds. */
+	memcpy(r->scratch.bytes, p, h.size);
+	memset(r->scratch.bytes + h.size, 0, 8);
+	*rec = (const void *)r->scratch.bytes;
+	if (r->pipe) {
+		int err = pipe_meta(r, *rec);
+
+		if (err)
+			return err;
+	}
+	return 1;
+}
+
+static long find_event(struct perf_reader *r, const struct perf_event_header *rec, bool sample)
+{
+	const struct perf_event_attr *a0;
+	const uint64_t *w = (const void *)(rec + 1);
+	size_t words = (rec->size - sizeof(*rec)) / 8, pos;
+	long ev;
+
+	if (r->nr_events == 0)
+		return -1;
+	if (r->nr_events == 1)
+		return 0;
+	a0 = &r->events[0].attr;
+	if (a0->sample_type & PERF_SAMPLE_IDENTIFIER) {
+		if (words == 0)
+			return -1;
+		pos = sample ? 0 : words - 1;
+	} else if (a0->sample_type & PERF_SAMPLE_ID) {
+		uint64_t st = a0->sample_type;
+
+		if (sample) {
+			pos = !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) +
+			      !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR);
+		} else {
+			size_t after = !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) + 1;
+
+			if (words < after)
+				return -1;
+			pos = words - after;
+		}
+		if (pos >= words)
+			return -1;
+	} else {
+		return 0;
+	}
+	ev = event_of_id(r, w[pos]);
+	return ev >= 0 ? ev : 0;
+}
+
+int perf_reader__parse_sample(struct perf_reader *r, const struct perf_event_header *rec,
+			      struct perf_sample *s, size_t *event)
+{
+	const char *why;
+	long ev = find_event(r, rec, true);
+
+	if (ev < 0)
+		return fail(r, "SAMPLE at offset %llu: the file declares no event",
+			    (unsigned long long)r->cur);
+	if (perf_sample__parse(&r->events[ev].attr, rec, s, &why))
+		return fail(r, "SAMPLE at offset %llu (%u bytes): %s", (unsigned long long)r->cur,
+			    rec->size, why);
+	*event = (size_t)ev;
+	return 0;
+}
+
+int perf_reader__parse_id(struct perf_reader *r, const struct perf_event_header *rec,
+			  struct perf_sample *s)
+{
+	long ev = find_event(r, rec, false);
+
+	memset(s, 0, sizeof(*s));
+	if (ev < 0 || !r->events[ev].attr.sample_id_all)
+		return 0;
+	if (perf_sample_id__parse(r->events[ev].attr.sample_type, rec, s))
+		return fail(r, "%s at offset %llu is too short for its sample_id",
+			    type_name(rec->type), (unsigned long long)r->cur);
+	return 0;
+}
+
+const void *perf_reader__feature(const struct perf_reader *r, int feat, size_t *size)
+{
+	if (feat <= 0 || feat >= FEAT_MAX)
+		return NULL;
+	if (r->pipe) {
+		*size = r->pipe_feat_size[feat];
+		return r->pipe_feat[feat];
+	}
+	if (!r->feat[feat].size)
+		return NULL;
+	*size = r->feat[feat].size;
+	return r->data + r->feat[feat].offset;
+}

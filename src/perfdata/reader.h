@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perf.data reader: file mode (mapped) and pipe mode (stdin or a file that
+ * starts with the 16-byte pipe header). Every offset and size is checked
+ * before it is used; errors name the offset and the record.
+ */
+#ifndef OFFCPU_PERFDATA_READER_H
+#define OFFCPU_PERFDATA_READER_H
+
+#include <stdbool.h>
+#include "format.h"
+#include "sample.h"
+
+struct perf_reader_event {
+	struct perf_event_attr attr;
+	char *name; /* from EVENT_DESC or EVENT_UPDATE; a generic name otherwise */
+	uint64_t *ids;
+	size_t nr_ids;
+};
+
+struct perf_reader;
+
+/* Open @path ("-" for stdin). Returns NULL and fills @err on failure. */
+struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen);
+void perf_reader__close(struct perf_reader *r);
+
+bool perf_reader__is_pipe(const struct perf_reader *r);
+size_t perf_reader__nr_events(const struct perf_reader *r);
+const struct perf_reader_event *perf_reader__event(const struct perf_reader *r, size_t i);
+
+/*
+ * Next record of the data stream (8-byte aligned copy when needed). Returns 1
+ * with *rec set, 0 at the end, or -EINVAL with perf_reader__error() set.
+ * In pipe mode HEADER_ATTR, EVENT_UPDATE and HEADER_FEATURE records update
+ * the reader's events and features before they are returned.
+ */
+int perf_reader__next(struct perf_reader *r, const struct perf_event_header **rec);
+
+/* Offset of the record last returned by perf_reader__next(). */
+uint64_t perf_reader__offset(const struct perf_reader *r);
+
+/* Parse a SAMPLE record and find its event (index into the events). */
+int perf_reader__parse_sample(struct perf_reader *r, const struct perf_event_header *rec,
+			      struct perf_sample *s, size_t *event);
+
+/* Parse the sample_id trailer of a non-sample record (zeros if there is none). */
+int perf_reader__parse_id(struct perf_reader *r, const struct perf_event_header *rec,
+			  struct perf_sample *s);
+
+/* A feature's payload, or NULL if the file has none. */
+const void *perf_reader__feature(const struct perf_reader *r, int feat, size_t *size);
+
+/* The last error, naming the offset and record where it happened. */
+const char *perf_reader__error(const struct perf_reader *r);
+
+/* Decode a perf string at @p (u32 length, bytes) within @size bytes. Returns
+ * bytes consumed or -EINVAL; *out points at the NUL-terminated text. */
+int perf_string__decode(const void *p, size_t size, const char **out);
+
+#endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perf.data writer. Records are streamed into the data section as they come;
+ * attrs, ids and features are written when the writer is closed, and the
+ * header is patched last, so a reader never sees a half-written header.
+ */
+#ifndef OFFCPU_PERFDATA_WRITER_H
+#define OFFCPU_PERFDATA_WRITER_H
+
+#include <stdbool.h>
+#include "format.h"
+
+struct perf_writer;
+
+/* Buffer for feature payloads in perf's encodings. */
+struct featbuf {
+	char *data;
+	size_t len, cap;
+	int err; /* first allocation error, sticky */
+};
+
+void featbuf__u32(struct featbuf *b, uint32_t v);
+void featbuf__u64(struct featbuf *b, uint64_t v);
+void featbuf__bytes(struct featbuf *b, const void *p, size_t n);
+/* A perf string: u32 length (NUL included, padded to 64), then the bytes. */
+void featbuf__string(struct featbuf *b, const char *s);
+void featbuf__free(struct featbuf *b);
+
+/*
+ * Open a file-mode writer on @fd (a regular file, positioned anywhere; the
+ * writer uses offsets from 0). Returns NULL with errno set.
+ */
+struct perf_writer *perf_writer__new(int fd);
+
+/*
+ * Declare an event: its attr (sample_type etc.), name and the ids its records
+ * carry. Must come before perf_writer__close(); may come after records.
+ */
+int perf_writer__add_event(struct perf_writer *w, const struct perf_event_attr *attr,
+			   const char *name, const uint64_t *ids, size_t nr_ids);
+
+/* Append one record; @rec->size must be a multiple of 8. */
+int perf_writer__write(struct perf_writer *w, const struct perf_event_header *rec);
+
+/* Widen the SAMPLE_TIME range to include @t. */
+void perf_writer__note_time(struct perf_writer *w, uint64_t t);
+
+/* Set a feature's payload (copied). EVENT_DESC and SAMPLE_TIME are made by the writer. */
+int perf_writer__set_feature(struct perf_writer *w, int feat, const void *data, size_t size);
+
+/* Add one BUILD_ID feature entry. */
+int perf_writer__add_build_id(struct perf_writer *w, int32_t pid, bool kernel,
+			      const uint8_t *id, size_t id_len, const char *filename);
+
+/* Bytes of record data written so far. */
+uint64_t perf_writer__data_size(const struct perf_writer *w);
+
+/*
+ * Write attrs, ids and features, patch the header and flush. Returns 0 or a
+ * negative errno from the first failed write (ENOSPC...). Does not close fd.
+ */
+int perf_writer__finish(struct perf_writer *w);
+
+/* Free the writer (without finishing); NULL is a no-op. */
+void perf_writer__free(struct perf_writer *w);
+
+/* Add the host features perf record writes: HOSTNAME, OSRELEASE, VERSION,
+ * ARCH, NRCPUS, CPUDESC, CPUID, TOTAL_MEM, CMDLINE. */
+int perf_writer__add_host_features(struct perf_writer *w, int argc, char **argv);
+
+#endif

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The perf.data writer read back by the reader, field by field. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "unit.h"
+#include "perfdata/writer.h"
+#include "perfdata/reader.h"
+#include "perfdata/sample.h"
+
+#define OFF_ID 1001
+#define SB_ID1 2001
+#define SB_ID2 2002
+
+static char tmpdir[] = "/tmp/offcpu-unit-XXXXXX";
+static int tmp_ready;
+
+static const char *tmp_path(const char *name)
+{
+	static char buf[256];
+
+	if (!tmp_ready) {
+		if (!mkdtemp(tmpdir))
+			abort();
+		tmp_ready = 1;
+	}
+	snprintf(buf, sizeof(buf), "%s/%s", tmpdir, name);
+	return buf;
+}
+
+static size_t make_comm(char *buf, uint32_t pid, uint32_t tid, const char *comm, uint64_t time)
+{
+	struct perf_event_header *h = (void *)buf;
+	struct perf_sample id = { .pid = pid, .tid = tid, .time = time, .id = SB_ID1, .cpu = 1 };
+	size_t body = PERF_ALIGN(16 + strlen(comm) + 1, 8);
+
+	memset(buf, 0, 256);
+	*(uint32_t *)(buf + 8) = pid;
+	*(uint32_t *)(buf + 12) = tid;
+	strcpy(buf + 16, comm);
+	perf_sample_id__encode(SIDEBAND_SAMPLE_TYPE, &id, buf + body);
+	h->type = PERF_RECORD_COMM;
+	h->misc = 0;
+	h->size = (uint16_t)(body + perf_sample_id__size(SIDEBAND_SAMPLE_TYPE));
+	return h->size;
+}
+
+static void fill_attrs(struct perf_event_attr *off, struct perf_event_attr *sb)
+{
+	memset(off, 0, sizeof(*off));
+	off->size = sizeof(*off);
+	off->type = PERF_TYPE_SOFTWARE;
+	off->config = PERF_COUNT_SW_BPF_OUTPUT;
+	off->sample_period = 1;
+	off->sample_type = OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_CGROUP;
+	off->sample_id_all = 1;
+	memset(sb, 0, sizeof(*sb));
+	sb->size = sizeof(*sb);
+	sb->type = PERF_TYPE_SOFTWARE;
+	sb->config = PERF_COUNT_SW_DUMMY;
+	sb->sample_type = SIDEBAND_SAMPLE_TYPE;
+	sb->sample_id_all = 1;
+	sb->mmap2 = 1;
+	sb->comm = 1;
+}
+
+/* Writes a file with two events, a COMM, a sample with a call chain, features. */
+static int write_sample_file(const char *path, uint64_t *sample_size)
+{
+	struct perf_event_attr off, sb;
+	uint64_t sb_ids[] = { SB_ID1, SB_ID2 }, off_id = OFF_ID;
+	uint64_t ips[] = { PERF_CONTEXT_USER, 0x401000, 0x402000, 0x403000 };
+	struct perf_sample s = { .id = OFF_ID, .ip = 0x401000, .pid = 100, .tid = 101,
+				 .time = 5000000000ULL, .cpu = 1, .period = 250000000ULL,
+				 .nr_ips = 4, .ips = ips, .cgroup = 77 };
+	char buf[1024];
+	uint8_t bid[20];
+	char *argv[] = { "offcpu", "record", "-a" };
+	struct perf_writer *w;
+	int fd, size, i, err = 0;
+
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return -errno;
+	w = perf_writer__new(fd);
+	if (!w) {
+		close(fd);
+		return -ENOMEM;
+	}
+	fill_attrs(&off, &sb);
+	make_comm(buf, 100, 101, "worker", 0);
+	err = err ?: perf_writer__write(w, (void *)buf);
+	size = perf_sample__encode(off.sample_type, &s, buf, sizeof(buf));
+	if (size < 0)
+		err = size;
+	else
+		*sample_size = (uint64_t)size;
+	err = err ?: perf_writer__write(w, (void *)buf);
+	perf_writer__note_time(w, s.time);
+	perf_writer__note_time(w, s.time + 10);
+	err = err ?: perf_writer__add_event(w, &off, "offcpu-time", &off_id, 1);
+	err = err ?: perf_writer__add_event(w, &sb, "dummy:u", sb_ids, 2);
+	err = err ?: perf_writer__add_host_features(w, 3, argv);
+	for (i = 0; i < 20; i++)
+		bid[i] = (uint8_t)(i * 7);
+	err = err ?: perf_writer__add_build_id(w, -1, false, bid, 20, "/usr/bin/worker");
+	err = err ?: perf_writer__finish(w);
+	perf_writer__free(w);
+	close(fd);
+	return err;
+}
+
+static void test_roundtrip(void)
+{
+	const char *path = tmp_path("rt.data");
+	const struct perf_event_header *h;
+	const struct perf_reader_event *ev;
+	struct perf_reader *r;
+	struct perf_sample s;
+	char err[512];
+	uint64_t sample_size = 0;
+	size_t evi, fsize;
+	const uint8_t *feat;
+	const char *str;
+	struct stat st;
+	int n;
+
+	CHECK(write_sample_file(path, &sample_size) == 0);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	r = perf_reader__open(path, err, sizeof(err));
+	CHECK(r != NULL);
+	if (!r) {
+		fprintf(stderr, "  %s\n", err);
+		return;
+	}
+	CHECK(!perf_reader__is_pipe(r));
+	CHECK_EQ_U64(perf_reader__nr_events(r), 2);
+	ev = perf_reader__event(r, 0);
+	CHECK_STR(ev->name, "offcpu-time");
+	CHECK_EQ_U64(ev->attr.size, 128);
+	CHECK_EQ_U64(ev->attr.type, PERF_TYPE_SOFTWARE);
+	CHECK_EQ_U64(ev->attr.config, PERF_COUNT_SW_BPF_OUTPUT);
+	CHECK_EQ_U64(ev->attr.sample_type, OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_CGROUP);
+	CHECK_EQ_U64(ev->nr_ids, 1);
+	CHECK_EQ_U64(ev->ids[0], OFF_ID);
+	ev = perf_reader__event(r, 1);
+	CHECK_STR(ev->name, "dummy:u");
+	CHECK_EQ_U64(ev->nr_ids, 2);
+	CHECK_EQ_U64(ev->ids[1], SB_ID2);
+	CHECK(ev->attr.mmap2 && ev->attr.comm && ev->attr.sample_id_all);
+
+	/* record 1: COMM with its sample_id trailer */
+	n = perf_reader__next(r, &h);
+	CHECK_EQ_U64(n, 1);
+	if (n == 1) {
+		CHECK_EQ_U64(h->type, PERF_RECORD_COMM);
+		CHECK_EQ_U64(*(const uint32_t *)((const char *)h + 8), 100);
+		CHECK_EQ_U64(*(const uint32_t *)((const char *)h + 12), 101);
+		CHECK_STR((const char *)h + 16, "worker");
+		CHECK(perf_reader__parse_id(r, h, &s) == 0);
+		CHECK_EQ_U64(s.pid, 100);
+		CHECK_EQ_U64(s.tid, 101);
+		CHECK_EQ_U64(s.id, SB_ID1);
+		CHECK_EQ_U64(s.cpu, 1);
+	}
+	/* record 2: the sample, every field */
+	n = perf_reader__next(r, &h);
+	CHECK_EQ_U64(n, 1);
+	if (n == 1) {
+		CHECK_EQ_U64(h->type, PERF_RECORD_SAMPLE);
+		CHECK_EQ_U64(h->size, sample_size);
+		CHECK_EQ_U64(h->size, 8 + 8 * (9 + 4)); /* 9 fields, 4 chain entries */
+		CHECK(perf_reader__parse_sample(r, h, &s, &evi) == 0);
+		CHECK_EQ_U64(evi, 0);
+		CHECK_EQ_U64(s.id, OFF_ID);
+		CHECK_EQ_U64(s.ip, 0x401000);
+		CHECK_EQ_U64(s.pid, 100);
+		CHECK_EQ_U64(s.tid, 101);
+		CHECK_EQ_U64(s.time, 5000000000ULL);
+		CHECK_EQ_U64(s.cpu, 1);
+		CHECK_EQ_U64(s.period, 250000000ULL);
+		CHECK_EQ_U64(s.nr_ips, 4);
+		if (s.nr_ips == 4) {
+			CHECK_EQ_U64(s.ips[0], PERF_CONTEXT_USER);
+			CHECK_EQ_U64(s.ips[3], 0x403000);
+		}
+		CHECK_EQ_U64(s.cgroup, 77);
+	}
+	CHECK_EQ_U64(perf_reader__next(r, &h), 0);
+
+	/* features */
+	feat = perf_reader__feature(r, FEAT_SAMPLE_TIME, &fsize);
+	CHECK(feat && fsize == 16);
+	if (feat && fsize == 16) {
+		uint64_t t[2];
+
+		memcpy(t, feat, sizeof(t)); /* feature payloads need not be aligned */
+		CHECK_EQ_U64(t[0], 5000000000ULL);
+		CHECK_EQ_U64(t[1], 5000000010ULL);
+	}
+	feat = perf_reader__feature(r, FEAT_ARCH, &fsize);
+	CHECK(feat && perf_string__decode(feat, fsize, &str) > 0 && strlen(str) > 0);
+	if (feat) {
+		uint32_t len;
+
+		memcpy(&len, feat, 4);
+		CHECK(len % 64 == 0);
+	}
+	feat = perf_reader__feature(r, FEAT_NRCPUS, &fsize);
+	if (feat && fsize == 8) {
+		uint32_t v[2];
+
+		memcpy(v, feat, 8);
+		CHECK(v[1] >= 1 && v[0] >= v[1]);
+	} else {
+		CHECK(!"NRCPUS missing");
+	}
+	feat = perf_reader__feature(r, FEAT_CMDLINE, &fsize);
+	if (feat) {
+		uint32_t nr;
+
+		memcpy(&nr, feat, 4);
+		CHECK_EQ_U64(nr, 3);
+	}
+	if (feat) {
+		int k = perf_string__decode(feat + 4, fsize - 4, &str);
+
+		CHECK(k > 0);
+		CHECK_STR(str, "offcpu");
+	}
+	feat = perf_reader__feature(r, FEAT_BUILD_ID, &fsize);
+	CHECK(feat && fsize == sizeof(struct perf_build_id_entry) + 64);
+	if (feat && fsize >= sizeof(struct perf_build_id_entry) + 64) {
+		struct perf_build_id_entry ebuf, *e = &ebuf;
+
+		memcpy(e, feat, sizeof(*e));
+
+		CHECK_EQ_U64(e->header.size, fsize);
+		CHECK(e->pid == -1);
+		CHECK_EQ_U64(e->size, 20);
+		CHECK_EQ_U64(e->build_id[19], 19 * 7);
+		CHECK_STR((const char *)feat + sizeof(*e), "/usr/bin/worker");
+	}
+	feat = perf_reader__feature(r, FEAT_EVENT_DESC, &fsize);
+	if (feat) {
+		uint32_t v[2];
+
+		memcpy(v, feat, 8);
+		CHECK_EQ_U64(v[0], 2);
+		CHECK_EQ_U64(v[1], 128);
+	} else {
+		CHECK(!"EVENT_DESC missing");
+	}
+	CHECK(perf_reader__feature(r, FEAT_TRACING_DATA, &fsize) == NULL);
+	perf_reader__close(r);
+}
+
+static void test_header_layout(void)
+{
+	const char *path = tmp_path("hdr.data");
+	struct perf_file_header h;
+	uint64_t ss;
+	int fd;
+
+	CHECK(write_sample_file(path, &ss) == 0);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && read(fd, &h, sizeof(h)) == sizeof(h));
+	close(fd);
+	CHECK(!memcmp(&h.magic, "PERFILE2", 8));
+	CHECK_EQ_U64(h.size, 104);
+	CHECK_EQ_U64(h.attr_size, 128 + 16);
+	CHECK_EQ_U64(h.attrs.size, 2 * (128 + 16));
+	CHECK_EQ_U64(h.data.offset, 104);
+	CHECK(h.data.size > 0 && h.data.size % 8 == 0);
+	CHECK(h.features[0] & (1ULL << FEAT_EVENT_DESC));
+	CHECK(h.features[0] & (1ULL << FEAT_SAMPLE_TIME));
+	CHECK(h.features[0] & (1ULL << FEAT_HOSTNAME));
+	CHECK(h.features[0] & (1ULL << FEAT_BUILD_ID));
+	CHECK(!(h.features[0] & (1ULL << FEAT_TRACING_DATA)));
+}
+
+static void test_truncated_and_corrupt(void)
+{
+	const char *path = tmp_path("full.data");
+	char err[512];
+	struct perf_reader *r;
+	uint64_t ss;
+	struct stat st;
+	char *buf;
+	int fd;
+	off_t cut;
+
+	CHECK(write_sample_file(path, &ss) == 0);
+	CHECK(stat(path, &st) == 0);
+	buf = malloc((size_t)st.st_size);
+	fd = open(path, O_RDONLY);
+	CHECK(read(fd, buf, (size_t)st.st_size) == st.st_size);
+	close(fd);
+
+	/* every truncation is refused or read without a crash; header cuts are refused */
+	for (cut = 0; cut < st.st_size; cut += 7) {
+		const struct perf_event_header *h;
+		const char *p = tmp_path("cut.data");
+		int rc;
+
+		fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		CHECK(write(fd, buf, (size_t)cut) == cut);
+		close(fd);
+		r = perf_reader__open(p, err, sizeof(err));
+		if (cut < 104)
+			CHECK(r == NULL);
+		if (!r)
+			continue;
+		while ((rc = perf_reader__next(r, &h)) > 0)
+			;
+		perf_reader__close(r);
+	}
+
+	/* data size 0: an unfinished recording */
+	{
+		const char *p = tmp_path("zero.data");
+		struct perf_file_header *h = (void *)buf;
+		uint64_t saved = h->data.size;
+
+		h->data.size = 0;
+		fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		CHECK(write(fd, buf, (size_t)st.st_size) == st.st_size);
+		close(fd);
+		r = perf_reader__open(p, err, sizeof(err));
+		CHECK(r == NULL);
+		CHECK(strstr(err, "not finished") != NULL);
+		h->data.size = saved;
+	}
+	/* a record whose size runs past the data: the error names the offset */
+	{
+		const char *p = tmp_path("bad.data");
+		const struct perf_event_header *h;
+		struct perf_event_header *first = (void *)(buf + 104);
+
+		first->size = 4000;
+		fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		CHECK(write(fd, buf, (size_t)st.st_size) == st.st_size);
+		close(fd);
+		r = perf_reader__open(p, err, sizeof(err));
+		CHECK(r != NULL);
+		if (r) {
+			CHECK(perf_reader__next(r, &h) < 0);
+			CHECK(strstr(perf_reader__error(r), "offset 104") != NULL);
+			perf_reader__close(r);
+		}
+	}
+	free(buf);
+}
+
+static void test_sample_encode_limits(void)
+{
+	struct perf_event_attr attr = { .sample_type = OFFCPU_SAMPLE_TYPE };
+	uint64_t ips[3] = { PERF_CONTEXT_USER, 1, 2 };
+	struct perf_sample s = { .nr_ips = 3, .ips = ips }, out;
+	char buf[512];
+	const char *why;
+	int size;
+
+	CHECK(perf_sample__encode(PERF_SAMPLE_BRANCH_STACK, &s, buf, sizeof(buf)) == -EINVAL);
+	CHECK(perf_sample__encode(OFFCPU_SAMPLE_TYPE, &s, buf, 16) == -ENOSPC);
+	size = perf_sample__encode(OFFCPU_SAMPLE_TYPE, &s, buf, sizeof(buf));
+	CHECK(size > 0);
+	/* a call chain that claims more entries than the record holds */
+	((uint64_t *)(buf + 8))[7] = 1000;
+	CHECK(perf_sample__parse(&attr, (void *)buf, &out, &why) == -EINVAL);
+	CHECK(why && strstr(why, "callchain"));
+	/* RAW round trip */
+	{
+		struct perf_event_attr ra = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_RAW };
+		struct perf_sample rs = { .pid = 5, .tid = 6, .raw_size = 5, .raw = "abcde" };
+
+		size = perf_sample__encode(ra.sample_type, &rs, buf, sizeof(buf));
+		CHECK_EQ_U64(size, 8 + 8 + 16);
+		CHECK(perf_sample__parse(&ra, (void *)buf, &out, &why) == 0);
+		CHECK_EQ_U64(out.raw_size, 5);
+		CHECK(out.raw && !memcmp(out.raw, "abcde", 5));
+		CHECK_EQ_U64(out.tid, 6);
+	}
+}
+
+static void test_string_encoding(void)
+{
+	struct featbuf b = { 0 };
+	const char *out;
+
+	featbuf__string(&b, "hello");
+	CHECK_EQ_U64(b.len, 4 + 64);
+	CHECK_EQ_U64(*(uint32_t *)b.data, 64);
+	CHECK(perf_string__decode(b.data, b.len, &out) == 68);
+	CHECK_STR(out, "hello");
+	CHECK(perf_string__decode(b.data, 10, &out) < 0);
+	featbuf__free(&b);
+}
+
+const struct unit_test perfdata_tests[] = {
+	{ "perfdata: writer read back field by field", test_roundtrip },
+	{ "perfdata: file header layout", test_header_layout },
+	{ "perfdata: truncated and corrupt files", test_truncated_and_corrupt },
+	{ "perfdata: sample encoding limits", test_sample_encode_limits },
+	{ "perfdata: perf string encoding", test_string_encoding },
+	{ 0 },
+};
