@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The off-CPU collector: at a task's switch-out remember when, in which state
+ * and with which stack it left; at its switch-in add the blocked time to a
+ * hash keyed by (thread, process, stack, state, cgroup).
+ *
+ * Filters run before the stack walk: the walk is what costs.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "../offcpu.h"
+
+#define PF_KTHREAD 0x00200000
+#define TASK_INTERRUPTIBLE 0x1
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_STOPPED_OR_TRACED (0x4 | 0x8)
+#define TASK_NOLOAD 0x400
+
+const volatile bool filter_tgid = false;
+const volatile bool filter_tid = false;
+const volatile bool filter_cpu = false;
+const volatile bool filter_cgroup = false;
+const volatile bool follow_forks = false;
+const volatile bool record_cgroup = false;
+const volatile bool user_stacks = true;
+const volatile __u32 state_mask = OFFCPU_DEFAULT_STATES;
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 16384);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_val);
+	__uint(max_entries, 16384);
+} summed SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_task);
+} task_store SEC(".maps");
+
+/* The raw_tp fallback has no trusted task pointer for task storage. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct offcpu_task);
+	__uint(max_entries, 65536);
+} task_hash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 8192);
+} tgid_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 8192);
+} tid_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1); /* resized to the number of possible cpus */
+} cpu_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+	__uint(max_entries, 1);
+} cgroup_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, OFFCPU_CNT_NR);
+} counters SEC(".maps");
+
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline long task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___old *)t, state);
+}
+
+static __always_inline __u32 classify(bool preempt, long st)
+{
+	if (preempt)
+		return OFFCPU_STATE_R;
+	if (st & TASK_UNINTERRUPTIBLE)
+		return (st & TASK_NOLOAD) ? OFFCPU_STATE_I : OFFCPU_STATE_D;
+	if (st & TASK_INTERRUPTIBLE)
+		return OFFCPU_STATE_S;
+	if (st & TASK_STOPPED_OR_TRACED)
+		return OFFCPU_STATE_T;
+	return OFFCPU_STATE_R;
+}
+
+/* Decide whether @prev's block is recorded; cheap checks first. */
+static __always_inline bool wanted(struct task_struct *prev, bool preempt, __u32 *state)
+{
+	__u32 pid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+
+	if (pid == 0 || (BPF_CORE_READ(prev, flags) & PF_KTHREAD))
+		return false;
+	*state = classify(preempt, task_state(prev));
+	if (!(state_mask & OFFCPU_STATE_MASK(*state)))
+		return false;
+	if (filter_tgid && !bpf_map_lookup_elem(&tgid_filter, &tgid))
+		return false;
+	if (filter_tid && !bpf_map_lookup_elem(&tid_filter, &pid))
+		return false;
+	if (filter_cpu) {
+		__u32 cpu = bpf_get_smp_processor_id();
+		__u8 *on = bpf_map_lookup_elem(&cpu_filter, &cpu);
+
+		if (!on || !*on)
+			return false;
+	}
+	/* prev is still current here, so the current-task helpers describe it. */
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
+	return true;
+}
+
+static __always_inline void switch_out(void *ctx, struct offcpu_task *t, __u32 state, __u64 now)
+{
+	/* A block still open means its switch-in was missed (storage busy). */
+	if (t->ts)
+		count(OFFCPU_CNT_UNPAIRED);
+	t->state = state;
+	t->kern_stack_id = -1;
+	t->user_stack_id = -1;
+	if (user_stacks) {
+		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+
+		if (id >= 0)
+			t->user_stack_id = (__s32)id;
+		else
+			count(OFFCPU_CNT_STACK_FAIL);
+	}
+	t->cgroup_id = record_cgroup ? bpf_get_current_cgroup_id() : 0;
+	t->ts = now;
+}
+
+static __always_inline void switch_in(struct task_struct *next, struct offcpu_task *t, __u64 now)
+{
+	struct offcpu_key key = {};
+	struct offcpu_val *val, init = {};
+	__u64 delta;
+
+	if (!t->ts)
+		return;
+	delta = now - t->ts;
+	t->ts = 0;
+
+	key.pid = BPF_CORE_READ(next, pid);
+	key.tgid = BPF_CORE_READ(next, tgid);
+	key.user_stack_id = t->user_stack_id;
+	key.kern_stack_id = t->kern_stack_id;
+	key.state = t->state;
+	key.cgroup_id = t->cgroup_id;
+
+	count(OFFCPU_CNT_BLOCKS);
+	val = bpf_map_lookup_elem(&summed, &key);
+	if (!val) {
+		/* EEXIST means another cpu created it first; the lookup tells. */
+		bpf_map_update_elem(&summed, &key, &init, BPF_NOEXIST);
+		val = bpf_map_lookup_elem(&summed, &key);
+		if (!val) {
+			count(OFFCPU_CNT_DROP_MAP_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&val->total_ns, delta);
+	__sync_fetch_and_add(&val->count, 1);
+	val->last_cpu = bpf_get_smp_processor_id();
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct offcpu_task *t;
+	__u32 state;
+
+	if (wanted(prev, preempt, &state)) {
+		t = bpf_task_storage_get(&task_store, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (t)
+			switch_out(ctx, t, state, now);
+		else
+			count(OFFCPU_CNT_NO_STORAGE);
+	}
+	t = bpf_task_storage_get(&task_store, next, 0, 0);
+	if (t)
+		switch_in(next, t, now);
+	return 0;
+}
+
+SEC("?raw_tp/sched_switch")
+int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct offcpu_task *t, zero = {};
+	__u32 state, pid;
+
+	if (wanted(prev, preempt, &state)) {
+		pid = BPF_CORE_READ(prev, pid);
+		t = bpf_map_lookup_elem(&task_hash, &pid);
+		if (!t) {
+			bpf_map_update_elem(&task_hash, &pid, &zero, BPF_ANY);
+			t = bpf_map_lookup_elem(&task_hash, &pid);
+		}
+		if (t)
+			switch_out(ctx, t, state, now);
+		else
+			count(OFFCPU_CNT_NO_STORAGE);
+	}
+	pid = BPF_CORE_READ(next, pid);
+	t = bpf_map_lookup_elem(&task_hash, &pid);
+	if (t)
+		switch_in(next, t, now);
+	return 0;
+}
+
+static __always_inline void follow(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (!follow_forks || ptgid == ctgid || !bpf_map_lookup_elem(&tgid_filter, &ptgid))
+		return;
+	if (bpf_map_update_elem(&tgid_filter, &ctgid, &one, BPF_ANY))
+		count(OFFCPU_CNT_FILTER_FULL);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	follow(parent, child);
+	return 0;
+}
+
+SEC("?raw_tp/sched_process_fork")
+int BPF_PROG(on_fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	follow(parent, child);
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ABI shared by the BPF collector and user space: map keys, map values and
+ * counters. Plain __u32/__u64 with explicit padding only, because hash keys
+ * are compared byte by byte and both sides must agree on every offset.
+ */
+#ifndef OFFCPU_H
+#define OFFCPU_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define OFFCPU_MAX_STACK_DEPTH 127
+
+/* Task states as offcpu names them; bit i of a state mask selects state i. */
+enum offcpu_state {
+	OFFCPU_STATE_R = 0, /* runnable: preempted or yielded */
+	OFFCPU_STATE_S = 1, /* interruptible sleep */
+	OFFCPU_STATE_D = 2, /* uninterruptible sleep */
+	OFFCPU_STATE_T = 3, /* stopped or traced */
+	OFFCPU_STATE_I = 4, /* idle (uninterruptible, not counted in load) */
+	OFFCPU_STATE_NR,
+};
+
+#define OFFCPU_STATE_MASK(s) (1u << (s))
+#define OFFCPU_DEFAULT_STATES (OFFCPU_STATE_MASK(OFFCPU_STATE_S) | OFFCPU_STATE_MASK(OFFCPU_STATE_D))
+
+/* Key of the summed-blocks hash map: one entry per distinct blocked context. */
+struct offcpu_key {
+	__u32 pid; /* thread id */
+	__u32 tgid; /* process id */
+	__s32 user_stack_id; /* -1 when not walked or failed */
+	__s32 kern_stack_id; /* -1 when not walked or failed */
+	__u32 state; /* enum offcpu_state */
+	__u32 pad;
+	__u64 cgroup_id; /* 0 unless cgroups are recorded */
+};
+
+struct offcpu_val {
+	__u64 total_ns; /* blocked time summed */
+	__u64 count; /* number of blocks */
+	__u32 last_cpu; /* cpu of the latest switch-in */
+	__u32 pad;
+};
+
+/* Per-task state between switch-out and switch-in. */
+struct offcpu_task {
+	__u64 ts; /* switch-out time (CLOCK_MONOTONIC ns), 0 when not tracked */
+	__u64 cgroup_id;
+	__s32 user_stack_id;
+	__s32 kern_stack_id;
+	__u32 state;
+	__u32 pad;
+};
+
+/* Indexes of the per-cpu counter array. */
+enum offcpu_counter {
+	OFFCPU_CNT_BLOCKS = 0, /* blocks that passed the filters and ended */
+	OFFCPU_CNT_DROP_MAP_FULL, /* blocks lost: summed map was full */
+	OFFCPU_CNT_STACK_FAIL, /* blocks kept without a user stack */
+	OFFCPU_CNT_KSTACK_FAIL, /* blocks kept without a kernel stack */
+	OFFCPU_CNT_NO_STORAGE, /* blocks missed: no per-task storage */
+	OFFCPU_CNT_FILTER_FULL, /* children not followed: filter map full */
+	OFFCPU_CNT_UNPAIRED, /* blocks lost: the switch-in was not seen */
+	OFFCPU_CNT_NR,
+};
+
+#endif /* OFFCPU_H */

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Which binaries appear in samples: the recorder follows the MMAP/FORK
+ * records it writes, marks the files sample addresses fall in, and writes
+ * their build ids into the BUILD_ID feature (perf record does the same).
+ */
+#ifndef OFFCPU_BUILDIDS_H
+#define OFFCPU_BUILDIDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct perf_writer;
+struct maptab;
+
+struct maptab *maptab__new(void);
+/* Follow one side-band record (MMAP, MMAP2, FORK; others are ignored). */
+int maptab__observe(struct maptab *t, const struct perf_event_header *rec);
+/* Mark the file mapped at @ip in process @pid (or the process it was forked from). */
+void maptab__mark(struct maptab *t, int pid, uint64_t ip);
+/* Add a BUILD_ID entry for every marked file that has one; returns how many. */
+int maptab__write_build_ids(struct maptab *t, struct perf_writer *w);
+void maptab__free(struct maptab *t);
+
+/* Read the GNU build id of ELF file @path. Returns its length, 0 if none, or -errno. */
+int elf_build_id(const char *path, uint8_t *id, size_t cap);
+
+#endif

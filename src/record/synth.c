@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include "synth.h"
+#include "../perfdata/format.h"
+#include "../perfdata/sample.h"
+#include "../util/util.h"
+
+#define REC_MAX 8192
+
+static int finish(const struct synth *s, char *buf, size_t body, int pid, int tid, uint16_t type,
+		  uint16_t misc)
+{
+	struct perf_event_header *h = (void *)buf;
+	struct perf_sample id = { .pid = (uint32_t)pid, .tid = (uint32_t)tid, .time = s->time,
+				  .id = s->id };
+	size_t tsize = perf_sample_id__size(s->sample_type);
+
+	body = PERF_ALIGN(body, 8);
+	perf_sample_id__encode(s->sample_type, &id, buf + body);
+	h->type = type;
+	h->misc = misc;
+	h->size = (uint16_t)(body + tsize);
+	return s->emit(h, s->arg);
+}
+
+static int synth_comm(const struct synth *s, int pid, int tid, const char *comm)
+{
+	char buf[REC_MAX] = { 0 };
+	size_t len = strnlen(comm, 16);
+
+	*(uint32_t *)(buf + 8) = (uint32_t)pid;
+	*(uint32_t *)(buf + 12) = (uint32_t)tid;
+	memcpy(buf + 16, comm, len);
+	return finish(s, buf, 16 + len + 1, pid, tid, PERF_RECORD_COMM, 0);
+}
+
+int synth__mmap2(const struct synth *s, int pid, int tid, uint64_t start, uint64_t len,
+		 uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
+		 uint32_t flags, uint16_t misc, const char *filename)
+{
+	char buf[REC_MAX] = { 0 };
+	size_t flen = strnlen(filename, 4095);
+
+	*(uint32_t *)(buf + 8) = (uint32_t)pid;
+	*(uint32_t *)(buf + 12) = (uint32_t)tid;
+	*(uint64_t *)(buf + 16) = start;
+	*(uint64_t *)(buf + 24) = len;
+	*(uint64_t *)(buf + 32) = pgoff;
+	*(uint32_t *)(buf + 40) = maj;
+	*(uint32_t *)(buf + 44) = min;
+	*(uint64_t *)(buf + 48) = ino;
+	*(uint32_t *)(buf + 64) = prot;
+	*(uint32_t *)(buf + 68) = flags;
+	memcpy(buf + 72, filename, flen);
+	return finish(s, buf, 72 + flen + 1, pid, tid, PERF_RECORD_MMAP2, misc);
+}
+
+static int read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return (int)n;
+}
+
+static int read_comm(int pid, int tid, char *comm, size_t cap)
+{
+	char path[64];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	n = read_small(path, comm, cap);
+	if (n < 0)
+		return n;
+	comm[strcspn(comm, "\n")] = 0;
+	return 0;
+}
+
+static int synth_maps(const struct synth *s, int tgid)
+{
+	char path[64], line[4096 + 256];
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned int maj, min;
+		char perms[8];
+		int name_at = 0;
+		char *name;
+		uint32_t prot = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
+			   &maj, &min, &ino, &name_at) < 7)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		name = line + name_at;
+		name[strcspn(name, "\n")] = 0;
+		if (!*name)
+			continue; /* anonymous executable memory (JITs): nothing to name */
+		if (name[0] == '[' && strcmp(name, "[vdso]"))
+			continue; /* [vsyscall] and friends */
+		prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		       PROT_EXEC;
+		err = synth__mmap2(s, tgid, tgid, start, end - start, pgoff, maj, min, ino, prot,
+				   perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE, PERF_RECORD_MISC_USER,
+				   name);
+		if (err)
+			break;
+	}
+	fclose(f);
+	return err;
+}
+
+int synth__process(const struct synth *s, int tgid)
+{
+	char path[64], comm[64];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", tgid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((de = readdir(d))) {
+		int tid = atoi(de->d_name);
+
+		if (tid <= 0 || read_comm(tgid, tid, comm, sizeof(comm)))
+			continue;
+		err = synth_comm(s, tgid, tid, comm);
+		if (err)
+			break;
+	}
+	closedir(d);
+	if (!err)
+		err = synth_maps(s, tgid);
+	return err == -ESRCH ? 0 : err; /* it exited meanwhile: its COMMs are enough */
+}
+
+int synth__all(const struct synth *s)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		int pid = atoi(de->d_name);
+
+		if (pid <= 0)
+			continue;
+		err = synth__process(s, pid);
+		if (err && err != -ESRCH && err != -EACCES)
+			break;
+		err = 0;
+	}
+	closedir(d);
+	return err;
+}
+
+static const struct synth *cg_synth;
+static size_t cg_root_len;
+static int cg_err;
+
+static int cg_visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	char buf[REC_MAX] = { 0 };
+	const char *rel = path + cg_root_len;
+	size_t len;
+
+	if (flag != FTW_D)
+		return 0;
+	if (!*rel)
+		rel = "/";
+	len = strnlen(rel, 4000);
+	*(uint64_t *)(buf + 8) = st->st_ino; /* a cgroup v2 id is its directory's inode */
+	memcpy(buf + 16, rel, len);
+	cg_err = finish(cg_synth, buf, 16 + len + 1, -1, -1, PERF_RECORD_CGROUP, 0);
+	return cg_err ? 1 : 0;
+}
+
+int synth__cgroups(const struct synth *s, const char *root)
+{
+	cg_synth = s;
+	cg_root_len = strlen(root);
+	while (cg_root_len > 1 && root[cg_root_len - 1] == '/')
+		cg_root_len--;
+	cg_err = 0;
+	if (nftw(root, cg_visit, 16, FTW_PHYS | FTW_MOUNT) < 0 && !cg_err)
+		return -errno;
+	return cg_err;
+}

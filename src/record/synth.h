@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* COMM and MMAP2 (and CGROUP) records synthesized from /proc for what already runs. */
+#ifndef OFFCPU_SYNTH_H
+#define OFFCPU_SYNTH_H
+
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct synth {
+	uint64_t sample_type; /* the trailer layout (sample_id_all) */
+	uint64_t id; /* the id the trailer carries */
+	uint64_t time; /* the time the trailer carries */
+	int (*emit)(const struct perf_event_header *rec, void *arg);
+	void *arg;
+};
+
+/* COMM for every thread of @tgid and MMAP2 for its executable mappings.
+ * Returns 0, -ESRCH when the process is gone, or another -errno. */
+int synth__process(const struct synth *s, int tgid);
+/* Every process on the system (kernel threads get COMM only). */
+int synth__all(const struct synth *s);
+/* One CGROUP record per directory under the cgroup v2 mount @root. */
+int synth__cgroups(const struct synth *s, const char *root);
+/* Build and emit a MMAP2 record. */
+int synth__mmap2(const struct synth *s, int pid, int tid, uint64_t start, uint64_t len,
+		 uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
+		 uint32_t flags, uint16_t misc, const char *filename);
+
+#endif
