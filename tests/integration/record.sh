@@ -1,0 +1,250 @@
+# Integration tests of offcpu record (root). Each test_* runs in its own
+# temporary directory; see tests/run.sh.
+# shellcheck shell=bash
+
+# The ground-truth workload under offcpu: per-thread off-CPU time within 5% of
+# what each thread measured, read back by perf script and by offcpu report.
+test_groundtruth_totals() {
+	"$OFFCPU" record -o gt.data -- "$GT" -r truth.txt 2>rec.err || { cat rec.err; fail "record failed"; }
+	cat rec.err
+	per_tid_perf gt.data >perf.tot
+	[ ! -s gt.data.script.err ] || { cat gt.data.script.err; fail "perf script warned"; }
+	echo "perf script:"
+	check_threads truth.txt perf.tot 5
+	per_tid_offcpu gt.data >own.tot
+	echo "offcpu report:"
+	check_threads truth.txt own.tot 5
+	grep -q "nothing dropped" rec.err || fail "summary reports drops"
+	grep -q "blocks seen" rec.err && grep -q "samples written" rec.err &&
+		grep -q "distinct stacks" rec.err && grep -q "wrote gt.data" rec.err || fail "summary incomplete"
+}
+
+# perf report shows the event by name with symbolized user call chains
+test_perf_report_symbols() {
+	"$OFFCPU" record -q -o gt.data -- "$GT" -r truth.txt || fail "record failed"
+	perf report -i gt.data --stdio >report.txt 2>report.err || { cat report.err; fail "perf report failed"; }
+	grep -q "of event 'offcpu-time'" report.txt || fail "no offcpu-time event in perf report"
+	for fn in gt_sleep_thread gt_pipe_thread gt_poll_thread gt_feed_thread gt_signal_thread; do
+		grep -q "$fn" report.txt || fail "$fn not in perf report"
+	done
+	grep -q '\[unknown\]' report.txt && { grep -m5 unknown report.txt; fail "unsymbolized frames"; }
+	perf script -i gt.data >script.txt 2>script.err || fail "perf script failed"
+	[ ! -s script.err ] || { cat script.err; fail "perf script printed warnings"; }
+	samples=$(grep -c 'offcpu-time' script.txt)
+	[ "$samples" -ge 6 ] || fail "perf script printed $samples samples"
+	# every binary in the samples has a build id in the header
+	perf report -i gt.data --header-only >header.txt 2>&1
+	perf buildid-list -i gt.data >buildids.txt 2>&1
+	grep -q groundtruth buildids.txt && grep -q 'libc.so' buildids.txt || { cat buildids.txt; fail "build ids missing"; }
+	for f in hostname "os release" arch "nrcpus online" cpudesc "total memory" cmdline "time of first sample"; do
+		grep -q "# $f" header.txt || fail "header lacks $f"
+	done
+}
+
+# A short-lived child process is attributed to its own command and symbolized,
+# though it exited long before the recording ended.
+test_child_process() {
+	"$OFFCPU" record -q -o child.data -- sh -c 'sleep 0.3; sleep 0.2; true' || fail "record failed"
+	perf script -i child.data -F comm,pid,period,ip,dso 2>err.txt >script.txt
+	[ ! -s err.txt ] || { cat err.txt; fail "perf script warned"; }
+	total=$(awk '/^ *sleep / { s += $3 } END { print s + 0 }' script.txt)
+	echo "sleep: $total ns"
+	within 5 "$total" 500000000 || fail "sleep children: $total ns, expected 500 ms"
+	pids=$(awk '/^ *sleep / { print $2 }' script.txt | sort -u | wc -l)
+	[ "$pids" -eq 2 ] || fail "expected 2 sleep processes, got $pids"
+	grep -A3 '^ *sleep' script.txt | grep -q 'libc.so' || { cat script.txt; fail "sleep's frames not symbolized to libc"; }
+	# the shell waited for its children about as long
+	sh_total=$(awk '/^ *sh / { s += $3 } END { print s + 0 }' script.txt)
+	within 10 "$sh_total" 500000000 || fail "sh waited $sh_total ns"
+}
+
+# -p attaches to a running process and ends when it exits
+test_attach_pid() {
+	"$GT" -r truth.txt -w go &
+	local pid=$!
+	"$OFFCPU" record -o p.data -p "$pid" 2>rec.err &
+	local rec=$!
+	wait_for_line rec.err "recording" 10 || { kill $pid $rec; cat rec.err; fail "offcpu did not start"; }
+	touch go
+	wait $pid || fail "workload failed"
+	wait $rec || { cat rec.err; fail "offcpu record -p failed"; }
+	per_tid_perf p.data >perf.tot
+	check_threads truth.txt perf.tot 5
+	per_tid_offcpu p.data >own.tot
+	check_threads truth.txt own.tot 5
+}
+
+# -a records everything; the workload's threads are among it, correct
+test_system_wide() {
+	"$OFFCPU" record -q -a -o a.data -- "$GT" -r truth.txt || fail "record -a failed"
+	per_tid_perf a.data >perf.tot
+	[ ! -s a.data.script.err ] || { cat a.data.script.err; fail "perf script warned"; }
+	check_threads truth.txt perf.tot 5
+	others=$(perf script -i a.data -F comm 2>/dev/null | sort -u | wc -l)
+	echo "commands seen system-wide: $others"
+	[ "$others" -gt 7 ] || fail "system-wide recording saw only $others commands"
+}
+
+# -a -d stops on its own after the duration
+test_duration() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$OFFCPU" record -q -a -d 1 -o d.data || fail "record -a -d 1 failed"
+	t1=$(date +%s%N)
+	echo "took $(((t1 - t0) / 1000000)) ms"
+	[ $(((t1 - t0) / 1000000)) -ge 900 ] || fail "stopped too early"
+	[ $(((t1 - t0) / 1000000)) -lt 10000 ] || fail "did not stop"
+	perf script -i d.data >/dev/null 2>err.txt || fail "perf script failed"
+	[ ! -s err.txt ] || { cat err.txt; fail "perf script warned"; }
+}
+
+# -t records only the given threads
+test_tid_filter() {
+	sleep 3 &
+	local a=$!
+	sleep 3 &
+	local b=$!
+	"$OFFCPU" record -o t.data -t "$a" -d 1 2>rec.err || { cat rec.err; fail "record -t failed"; }
+	kill $a $b 2>/dev/null
+	perf script -i t.data -F tid 2>/dev/null | sort -u >tids.txt
+	cat tids.txt
+	grep -qw "$b" tids.txt && fail "thread $b recorded though not asked"
+	# sleep 3 blocks once: its block ends only when killed, after the recording
+	! grep -q . tids.txt || grep -qxw " *$a" tids.txt || fail "unexpected threads"
+	"$OFFCPU" record -q -o t2.data -t "$a,$b" -d 0.2 2>/dev/null && fail "record -t on dead threads succeeded"
+	true
+}
+
+# -C: only blocks that begin on the given cpus
+test_cpu_filter() {
+	[ "$(nproc)" -ge 2 ] || { echo "one cpu: nothing to filter"; return 0; }
+	"$OFFCPU" record -q -C 0 -o c0.data -- taskset -c 1 "$GT" -r truth0.txt || fail "record -C 0 failed"
+	n=$(perf script -i c0.data -F comm 2>/dev/null | grep -c gt-)
+	[ "$n" -eq 0 ] || fail "-C 0 recorded $n samples of a workload pinned to cpu 1"
+	"$OFFCPU" record -q -C 1 -o c1.data -- taskset -c 1 "$GT" -r truth1.txt || fail "record -C 1 failed"
+	per_tid_perf c1.data >perf.tot
+	check_threads truth1.txt perf.tot 5
+}
+
+# -G: only tasks in a cgroup v2; --all-cgroups names the cgroup in perf report
+test_cgroup() {
+	local root cg
+	root=$(cgroup2_root)
+	[ -n "$root" ] || fail "no cgroup v2 mount"
+	cg=$root/offcpu-test-$$
+	mkdir "$cg" || fail "cannot create $cg"
+	sleep 2 &
+	local outside=$!
+	"$OFFCPU" record -q -a -G "offcpu-test-$$" --all-cgroups -o g.data -- \
+		sh -c "echo \$\$ > $cg/cgroup.procs && exec $GT -r truth.txt"
+	local rc=$?
+	kill $outside 2>/dev/null
+	rmdir "$cg" 2>/dev/null
+	[ $rc -eq 0 ] || fail "record -G failed"
+	per_tid_perf g.data >perf.tot
+	check_threads truth.txt perf.tot 5
+	n=$(perf script -i g.data -F comm 2>/dev/null | grep -vc 'gt-\|groundtruth')
+	[ "$n" -eq 0 ] || fail "$n samples from outside the cgroup"
+	perf report -i g.data --stdio --sort cgroup 2>/dev/null >cg.txt
+	grep -q "offcpu-test-$$" cg.txt || { head -30 cg.txt; fail "cgroup name not in perf report --sort cgroup"; }
+	"$OFFCPU" record -q -G /no/such/cgroup -d 1 -o x.data 2>err.txt && fail "bad cgroup accepted"
+	grep -q "cgroup" err.txt || fail "no clear error for a bad cgroup"
+}
+
+# the raw_tp fallback measures the same
+test_raw_tp_fallback() {
+	"$OFFCPU" record -q --raw-tp -o raw.data -- "$GT" -r truth.txt || fail "record --raw-tp failed"
+	per_tid_perf raw.data >perf.tot
+	check_threads truth.txt perf.tot 5
+}
+
+# --state D leaves out interruptible sleeps
+test_state_filter() {
+	"$OFFCPU" record -q --state D -o d.data -- "$GT" -r truth.txt || fail "record --state D failed"
+	n=$(perf script -i d.data -F comm 2>/dev/null | grep -c 'gt-sleep')
+	[ "$n" -eq 0 ] || fail "--state D recorded $n interruptible sleeps"
+	"$OFFCPU" record -q --state S,D,R -o sdr.data -- "$GT" -r truth.txt || fail "record --state S,D,R failed"
+	per_tid_perf sdr.data >perf.tot
+	check_threads truth.txt perf.tot 5
+}
+
+# SIGINT and SIGTERM end the recording with a complete file
+test_signals() {
+	local sig
+	for sig in INT TERM; do
+		"$OFFCPU" record -a -o s.data 2>rec.err &
+		local rec=$!
+		wait_for_line rec.err recording 10 || fail "did not start"
+		sleep 0.5
+		kill -$sig $rec
+		wait $rec || { cat rec.err; fail "exit status after SIG$sig"; }
+		grep -q "wrote s.data" rec.err || fail "no summary after SIG$sig"
+		perf script -i s.data >/dev/null 2>err.txt || fail "perf script failed after SIG$sig"
+		[ ! -s err.txt ] || { cat err.txt; fail "perf script warned after SIG$sig"; }
+	done
+	# with a workload: the command is stopped too
+	"$OFFCPU" record -o w.data -- sleep 30 2>rec.err &
+	rec=$!
+	sleep 1
+	kill -TERM $rec
+	wait $rec || fail "exit status with a workload"
+	pgrep -f "^sleep 30$" && fail "workload left running"
+	perf script -i w.data >/dev/null 2>err.txt || fail "perf script failed"
+	true
+}
+
+# the output file: mode 0600, an existing one kept as .old, no partial file on errors
+test_output_file() {
+	"$OFFCPU" record -q -o out.data -- true || fail "record failed"
+	[ "$(stat -c %a out.data)" = 600 ] || fail "mode $(stat -c %a out.data)"
+	cp out.data first.data
+	"$OFFCPU" record -q -o out.data -- sleep 0.1 || fail "second record failed"
+	cmp -s out.data.old first.data || fail "old file not kept as out.data.old"
+	ls -la
+	! ls | grep -q tmp || fail "temporary file left behind"
+}
+
+# errors: one clear line, non-zero exit (2 for usage), no file
+test_errors() {
+	local rc
+	"$OFFCPU" record --bogus 2>err.txt; rc=$?
+	[ $rc -eq 2 ] || fail "bad option: exit $rc"
+	"$OFFCPU" record -o e.data 2>err.txt; rc=$?
+	[ $rc -eq 2 ] && grep -q "no target" err.txt || fail "no target: exit $rc"
+	"$OFFCPU" record -d abc -a 2>err.txt; rc=$?
+	[ $rc -eq 2 ] && grep -q "invalid duration" err.txt || fail "bad duration: exit $rc"
+	"$OFFCPU" record -o e.data -p 999999999 2>err.txt; rc=$?
+	[ $rc -eq 2 ] || [ $rc -eq 1 ] || fail "bad pid: exit $rc"
+	"$OFFCPU" record -o e.data -p 4000000 2>err.txt; rc=$?
+	[ $rc -eq 1 ] && grep -q "process 4000000 does not exist" err.txt || { cat err.txt; fail "missing pid: exit $rc"; }
+	"$OFFCPU" record -o e.data -- /no/such/command 2>err.txt; rc=$?
+	[ $rc -eq 1 ] && grep -q "cannot execute '/no/such/command'" err.txt || { cat err.txt; fail "bad command: exit $rc"; }
+	[ $(wc -l <err.txt) -eq 1 ] || { cat err.txt; fail "more than one line for a bad command"; }
+	"$OFFCPU" record -o e.data --btf /no/btf -a 2>err.txt; rc=$?
+	[ $rc -eq 1 ] && grep -q "BTF" err.txt || { cat err.txt; fail "missing BTF: exit $rc"; }
+	chmod 755 .
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$OFFCPU" record -o /tmp/x.$$.data -a 2>err.txt; rc=$?
+	[ $rc -eq 1 ] && grep -q "root" err.txt || { cat err.txt; fail "not root: exit $rc"; }
+	ls
+	! ls | grep -q 'e.data' || fail "partial file left behind"
+	[ ! -e /tmp/x.$$.data ] || fail "file written without privileges"
+	"$OFFCPU" --help | grep -q record || fail "--help"
+	"$OFFCPU" record --help | grep -q -- "--off-cpu\|--pid" || fail "record --help"
+}
+
+# a full disk: a clear error, non-zero exit, no partial file
+test_full_disk() {
+	mkdir small && mount -t tmpfs -o size=4k tmpfs small || fail "cannot mount a small tmpfs"
+	"$OFFCPU" record -a -d 1 -o small/full.data 2>err.txt; rc=$?
+	ls -la small
+	umount small
+	cat err.txt
+	[ $rc -eq 1 ] || fail "exit $rc on a full disk"
+	grep -q "No space left" err.txt || fail "no clear error"
+}
+
+# make install honours DESTDIR and PREFIX
+test_make_install() {
+	make -s -C "$ROOT" BUILD="$BUILD" install DESTDIR="$PWD/dest" PREFIX=/opt/x >/dev/null || fail "make install failed"
+	[ -x dest/opt/x/bin/offcpu ] || fail "not installed under DESTDIR/PREFIX"
+}

@@ -1,0 +1,61 @@
+# Helpers for offcpu's integration tests (sourced by run.sh for every test).
+# shellcheck shell=bash
+
+: "${BUILD:=build}"
+OFFCPU=$ROOT/$BUILD/offcpu
+GT=$ROOT/$BUILD/tests/groundtruth
+SPIN=$ROOT/$BUILD/tests/spin
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# within PCT ACTUAL EXPECTED: |actual - expected| <= pct% of expected
+within() {
+	awk -v p="$1" -v a="$2" -v e="$3" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= e * p / 100) }'
+}
+
+# per_tid_perf FILE: "tid ns" per thread of the offcpu-time event, read by perf script
+per_tid_perf() {
+	perf script -i "$1" -F tid,period 2>"$1.script.err" |
+		awk 'NF == 2 { s[$1] += $2 } END { for (t in s) print t, s[t] }'
+}
+
+# per_tid_offcpu FILE: "tid ns" per thread, read by offcpu report
+per_tid_offcpu() {
+	"$OFFCPU" report -i "$1" -s tid -e offcpu-time |
+		awk '!/^#/ && NF == 3 { printf "%s %.0f\n", $3, $1 * 1e6 }'
+}
+
+# check_threads RESULT TOTALS PCT: every thread the workload measured is recorded within PCT%
+check_threads() {
+	local result=$1 totals=$2 pct=$3 bad=0 comm tid ns calls got
+	[ -s "$result" ] || fail "no ground truth in $result"
+	while read -r comm tid ns calls; do
+		got=$(awk -v t="$tid" '$1 == t { print $2 }' "$totals")
+		got=${got:-0}
+		if within "$pct" "$got" "$ns"; then
+			echo "  $comm/$tid: blocked $((ns / 1000000)) ms, recorded $((got / 1000000)) ms"
+		else
+			echo "  $comm/$tid: blocked $((ns / 1000000)) ms, recorded $((got / 1000000)) ms: off by more than $pct%" >&2
+			bad=1
+		fi
+	done <"$result"
+	[ $bad = 0 ] || fail "per-thread totals differ from ground truth"
+}
+
+# wait_for_line FILE PATTERN SECONDS
+wait_for_line() {
+	local i
+	for ((i = 0; i < $3 * 20; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# cgroup v2 mount point
+cgroup2_root() {
+	awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Runs offcpu's tests: unit tests (plain, then ASan+UBSan) and integration tests
+# (root: they load BPF). Ends with "N passed, N failed".
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-build}
+export ROOT BUILD
+FILTER=${1:-}
+TMPROOT=$(mktemp -d /tmp/offcpu-tests.XXXXXX)
+trap 'rm -rf "$TMPROOT"' EXIT
+passed=0
+failed=0
+failed_names=()
+
+run_unit() {
+	local bin=$1 label=$2 out
+	out=$("$ROOT/$BUILD/tests/$bin" 2>&1)
+	local rc=$?
+	while read -r line; do
+		case $line in
+		"ok   "*) passed=$((passed + 1)); echo "ok   $label: ${line#ok   }" ;;
+		"FAIL "*) failed=$((failed + 1)); failed_names+=("$label: ${line#FAIL }"); echo "FAIL $label: ${line#FAIL }" ;;
+		esac
+	done <<<"$out"
+	if [ $rc -ne 0 ] && ! grep -q '^FAIL' <<<"$out"; then
+		failed=$((failed + 1)); failed_names+=("$label: crashed")
+		echo "FAIL $label: exited $rc"
+	fi
+	[ $rc -eq 0 ] || echo "$out" | grep -v '^ok' | sed 's/^/    /'
+}
+
+if [ -z "$FILTER" ] || [[ unit == *"$FILTER"* ]]; then
+	run_unit unit unit
+	run_unit unit-asan "unit (asan+ubsan)"
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "integration tests need root (they load BPF): run 'sudo make check'" >&2
+	failed=$((failed + 1)); failed_names+=("integration: not root")
+else
+	mountpoint -q /sys/kernel/tracing 2>/dev/null || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+	for file in "$ROOT"/tests/integration/*.sh; do
+		for t in $(grep -oE '^test_[a-z0-9_]+' "$file"); do
+			[ -z "$FILTER" ] || [[ $t == *"$FILTER"* ]] || continue
+			dir=$TMPROOT/$t
+			mkdir -p "$dir"
+			start=$(date +%s.%N)
+			( cd "$dir" && timeout 300 bash -c "set -u; source '$ROOT/tests/lib.sh'; source '$file'; $t" ) >"$dir/log" 2>&1
+			rc=$?
+			secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+			if [ $rc -eq 0 ]; then
+				passed=$((passed + 1))
+				echo "ok   $t (${secs}s)"
+				[ -z "${VERBOSE:-}" ] || sed 's/^/    /' "$dir/log"
+			else
+				failed=$((failed + 1)); failed_names+=("$t")
+				echo "FAIL $t (${secs}s, exit $rc)"
+				tail -n 40 "$dir/log" | sed 's/^/    /'
+			fi
+		done
+	done
+fi
+
+if [ $failed -gt 0 ]; then
+	echo "failed:"
+	printf '  %s\n' "${failed_names[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
