@@ -19,7 +19,7 @@ VERSION := 0.1.0
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
-LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -lz
+LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -liberty
 WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
@@ -27,7 +27,8 @@ override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION
 CORE_SRCS := src/util/util.c src/util/hashmap.c src/util/intset.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c
 RECORD_SRCS := src/record/record.c src/record/collector.c src/record/sideband.c src/record/synth.c \
 	src/record/target.c src/record/buildids.c
-REPORT_SRCS := src/report/report.c
+REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c src/report/profile.c \
+	src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c src/report/json.c
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
 APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 

@@ -625,3 +625,9 @@ const void *perf_reader__feature(const struct perf_reader *r, int feat, size_t *
 	*size = r->feat[feat].size;
 	return r->data + r->feat[feat].offset;
 }
+
+void perf_reader__progress(const struct perf_reader *r, uint64_t *pos, uint64_t *total)
+{
+	*pos = r->pos;
+	*total = r->end;
+}

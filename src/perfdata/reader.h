@@ -50,6 +50,9 @@ int perf_reader__parse_id(struct perf_reader *r, const struct perf_event_header 
 /* A feature's payload, or NULL if the file has none. */
 const void *perf_reader__feature(const struct perf_reader *r, int feat, size_t *size);
 
+/* Bytes of record data consumed so far and in all, for a progress line. */
+void perf_reader__progress(const struct perf_reader *r, uint64_t *pos, uint64_t *total);
+
 /* The last error, naming the offset and record where it happened. */
 const char *perf_reader__error(const struct perf_reader *r);
 

@@ -1,54 +1,70 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * offcpu report: read perf.data (offcpu's or perf's) and show, per event,
- * where the time went, grouped by the --sort keys.
+ * offcpu report: read perf.data (offcpu's or perf's, file, pipe or directory
+ * format) and show where the time went: a text table with call paths,
+ * folded stacks, pprof, an SVG flame graph or JSON.
  */
 #include <argp.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "report.h"
-#include "../perfdata/reader.h"
+#include "profile.h"
+#include "session.h"
 #include "../util/util.h"
-#include "../util/hashmap.h"
 
-enum sort_key { SORT_COMM, SORT_PID, SORT_TID, SORT_NR };
+enum {
+	OPT_FOLDED = 256,
+	OPT_PPROF,
+	OPT_SVG,
+	OPT_JSON,
+	OPT_PID,
+	OPT_TID,
+	OPT_COMM,
+	OPT_TIME,
+	OPT_LINES,
+	OPT_KALLSYMS,
+	OPT_NO_DEMANGLE,
+	OPT_TOP,
+};
 
 struct report_opts {
-	const char *input;
-	int keys[SORT_NR];
-	size_t nr_keys;
-	const char *event;
-	double min_percent;
-};
-
-struct row {
-	size_t event;
-	char comm[16];
-	uint32_t pid, tid;
-	uint64_t period, count;
-};
-
-struct report {
-	struct report_opts o;
-	struct perf_reader *r;
-	struct hashmap comms; /* tid -> index into comm_names */
-	char (*comm_names)[16];
-	size_t nr_comms;
-	struct hashmap rows_idx;
-	struct row *rows;
-	size_t nr_rows, cap_rows;
-	uint64_t *ev_period, *ev_count;
-	uint64_t lost;
+	struct session_opts s;
+	struct text_opts t;
+	bool folded, json;
+	const char *pprof, *svg;
+	char *comm_buf;
 };
 
 static const struct argp_option report_options[] = {
-	{ "input", 'i', "FILE", 0, "Read FILE (default offcpu.data; - for stdin)", 0 },
-	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid (default comm,pid,tid)", 0 },
-	{ "event", 'e', "NAME", 0, "Only this event (e.g. offcpu-time)", 0 },
-	{ "min-percent", 'm', "PCT", 0, "Hide rows below this share of their event", 0 },
-	{ "verbose", 'v', 0, 0, "More messages", 0 },
+	{ "input", 'i', "FILE", 0, "Read FILE (default offcpu.data; - for stdin; a directory "
+				   "written by perf record --threads)", 0 },
+	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid, dso, sym "
+				  "(default comm,dso,sym)", 0 },
+	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
+	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 5)", 0 },
+	{ 0, 0, 0, 0, "Outputs (the text table when none is given):", 1 },
+	{ "folded", OPT_FOLDED, 0, 0, "Folded stacks on stdout: comm;outer;...;inner VALUE "
+				      "(us off-CPU, samples otherwise)", 1 },
+	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile (go tool pprof, Pyroscope, Parca)", 1 },
+	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph", 1 },
+	{ "json", OPT_JSON, 0, 0, "JSON on stdout, one row per line", 1 },
+	{ 0, 0, 0, 0, "Filters:", 2 },
+	{ "event", 'e', "NAME", 0, "Only this event (e.g. offcpu-time, cpu-clock); folded, pprof and "
+				   "svg show one event: this, else offcpu-time, else the first", 2 },
+	{ "pid", OPT_PID, "PIDS", 0, "Only these processes (1,3-5)", 2 },
+	{ "tid", OPT_TID, "TIDS", 0, "Only these threads", 2 },
+	{ "comm", OPT_COMM, "NAMES", 0, "Only these commands (comma-separated)", 2 },
+	{ "time", OPT_TIME, "START,END", 0, "Only samples in this time range (seconds, as perf "
+					    "script prints them; either may be empty)", 2 },
+	{ 0, 0, 0, 0, "Symbols:", 3 },
+	{ "lines", OPT_LINES, 0, 0, "Source file and line, and inlined functions (libdw)", 3 },
+	{ "kallsyms", OPT_KALLSYMS, "FILE", 0, "Kernel symbols from FILE (default /proc/kallsyms)", 3 },
+	{ "no-demangle", OPT_NO_DEMANGLE, 0, 0, "Show C++ and Rust names as they are in the binary", 3 },
+	{ "verbose", 'v', 0, 0, "More messages", 4 },
 	{ 0 },
 };
 
@@ -56,60 +72,158 @@ static const char report_doc[] =
 	"Show where the time in a perf.data file went.\n"
 	"\n"
 	"Reads files written by offcpu record or perf record, without root. Off-CPU\n"
-	"events (offcpu-time) are shown as blocked time, sampling events as samples.\n"
+	"events (offcpu-time) are shown as blocked time, sampling events as samples\n"
+	"and share. The sort key 'state' is not available: offcpu's files do not\n"
+	"record the task state of each sample yet.\n"
 	"\n"
 	"Examples:\n"
 	"  offcpu report -i app.data\n"
-	"  offcpu report -i app.data --sort comm";
+	"  offcpu report -i app.data --sort comm,tid\n"
+	"  offcpu report -i app.data --folded | flamegraph.pl --countname=us > app.svg\n"
+	"  offcpu report -i app.data --svg app.svg --pprof app.pb.gz";
 
-static int parse_sort(struct report_opts *o, const char *arg)
+static int parse_sort(struct text_opts *o, const char *arg)
 {
+	static const char *names[] = { "comm", "pid", "tid", "dso", "sym", "state" };
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int err = 0;
+	size_t k;
 
 	if (!copy)
 		return -ENOMEM;
 	o->nr_keys = 0;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int k;
-
-		if (!strcmp(tok, "comm"))
-			k = SORT_COMM;
-		else if (!strcmp(tok, "pid"))
-			k = SORT_PID;
-		else if (!strcmp(tok, "tid"))
-			k = SORT_TID;
-		else {
+		for (k = 0; k < SORT_NR && strcmp(tok, names[k]); k++)
+			;
+		if (k == SORT_NR && !strcmp(tok, "symbol"))
+			k = SORT_SYM;
+		if (k == SORT_NR) {
 			err = -EINVAL;
 			break;
 		}
-		if (o->nr_keys < SORT_NR)
-			o->keys[o->nr_keys++] = k;
+		if (k == SORT_STATE) {
+			err = -ENOTSUP;
+			break;
+		}
+		if (o->nr_keys < ARRAY_SIZE(o->keys))
+			o->keys[o->nr_keys++] = (int)k;
 	}
 	free(copy);
 	return err ? err : (o->nr_keys ? 0 : -EINVAL);
+}
+
+static int parse_time(struct session_opts *s, const char *arg)
+{
+	const char *comma = strchr(arg, ',');
+	char *end;
+	double a = 0, b = INFINITY;
+
+	if (!comma)
+		return -EINVAL;
+	if (comma != arg) {
+		a = strtod(arg, &end);
+		if (end != comma || a < 0)
+			return -EINVAL;
+	}
+	if (comma[1]) {
+		b = strtod(comma + 1, &end);
+		if (*end || b < a)
+			return -EINVAL;
+	}
+	s->time_filter = true;
+	s->time_start = (uint64_t)(a * 1e9 + 0.5);
+	s->time_end = isinf(b) ? UINT64_MAX : (uint64_t)(b * 1e9 + 0.5);
+	return 0;
+}
+
+static int parse_comms(struct report_opts *o, const char *arg)
+{
+	char *p, *save = NULL, *tok;
+
+	free(o->comm_buf);
+	free(o->s.comms);
+	o->s.comms = NULL;
+	o->s.nr_comms = 0;
+	o->comm_buf = strdup(arg);
+	if (!o->comm_buf)
+		return -ENOMEM;
+	for (p = o->comm_buf; (tok = strtok_r(p, ",", &save)); p = NULL) {
+		char **n = realloc(o->s.comms, (o->s.nr_comms + 1) * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		o->s.comms = n;
+		n[o->s.nr_comms++] = tok;
+	}
+	return o->s.nr_comms ? 0 : -EINVAL;
 }
 
 static error_t report_parse(int key, char *arg, struct argp_state *st)
 {
 	struct report_opts *o = st->input;
 	char *end;
+	int err;
 
 	switch (key) {
 	case 'i':
-		o->input = arg;
+		o->s.input = arg;
 		break;
 	case 's':
-		if (parse_sort(o, arg))
-			argp_error(st, "invalid sort keys '%s' (comm, pid, tid)", arg);
+		err = parse_sort(&o->t, arg);
+		if (err == -ENOTSUP)
+			argp_error(st, "sort key 'state': offcpu's files do not record task states yet");
+		else if (err)
+			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym)", arg);
 		break;
 	case 'e':
-		o->event = arg;
+		o->s.event = arg;
 		break;
 	case 'm':
-		o->min_percent = strtod(arg, &end);
-		if (*end || o->min_percent < 0 || o->min_percent > 100)
+		o->t.min_percent = strtod(arg, &end);
+		if (*end || !(o->t.min_percent >= 0 && o->t.min_percent <= 100))
 			argp_error(st, "invalid --min-percent '%s'", arg);
+		break;
+	case OPT_TOP:
+		o->t.top = (int)strtol(arg, &end, 10);
+		if (*end || o->t.top < 0)
+			argp_error(st, "invalid --top '%s'", arg);
+		break;
+	case OPT_FOLDED:
+		o->folded = true;
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	case OPT_PPROF:
+		o->pprof = arg;
+		break;
+	case OPT_SVG:
+		o->svg = arg;
+		break;
+	case OPT_PID:
+		if (parse_int_list(arg, &o->s.pids, &o->s.nr_pids))
+			argp_error(st, "invalid --pid '%s'", arg);
+		break;
+	case OPT_TID:
+		if (parse_int_list(arg, &o->s.tids, &o->s.nr_tids))
+			argp_error(st, "invalid --tid '%s'", arg);
+		break;
+	case OPT_COMM:
+		if (parse_comms(o, arg))
+			argp_error(st, "invalid --comm '%s'", arg);
+		break;
+	case OPT_TIME:
+		if (parse_time(&o->s, arg))
+			argp_error(st, "invalid --time '%s' (START,END in seconds)", arg);
+		break;
+	case OPT_LINES:
+		o->s.sym.lines = true;
+		break;
+	case OPT_KALLSYMS:
+		o->s.sym.kallsyms = arg;
+		break;
+	case OPT_NO_DEMANGLE:
+		o->s.sym.demangle = false;
 		break;
 	case 'v':
 		log_verbosity++;
@@ -123,223 +237,70 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 	return 0;
 }
 
-static bool is_offcpu(const struct perf_reader_event *ev)
+static int write_svg(const struct profile *p, int ev, const char *path, const char *input)
 {
-	return !strcmp(ev->name, "offcpu-time");
-}
+	FILE *f = fopen(path, "we");
+	int err;
 
-static void note_comm(struct report *rp, uint32_t tid, const char *comm)
-{
-	int created;
-	uint64_t *v = hashmap__upsert(&rp->comms, &tid, sizeof(tid), &created);
-
-	if (!v)
-		return;
-	if (created) {
-		char (*n)[16] = realloc(rp->comm_names, (rp->nr_comms + 1) * sizeof(*n));
-
-		if (!n)
-			return;
-		rp->comm_names = n;
-		*v = rp->nr_comms++;
+	if (!f) {
+		pr_err("cannot create %s: %s", path, strerror(errno));
+		return -errno;
 	}
-	snprintf(rp->comm_names[*v], 16, "%s", comm);
-}
-
-static void comm_of(struct report *rp, uint32_t pid, uint32_t tid, char *out)
-{
-	uint64_t *v = hashmap__find(&rp->comms, &tid, sizeof(tid));
-
-	if (!v)
-		v = hashmap__find(&rp->comms, &pid, sizeof(pid));
-	if (v)
-		memcpy(out, rp->comm_names[*v], 16);
-	else
-		snprintf(out, 16, ":%u", tid);
-}
-
-static int add_sample(struct report *rp, size_t ev, const struct perf_sample *s)
-{
-	struct row key = { .event = ev };
-	size_t i;
-	int created;
-	uint64_t *idx;
-
-	for (i = 0; i < rp->o.nr_keys; i++) {
-		switch (rp->o.keys[i]) {
-		case SORT_COMM:
-			comm_of(rp, s->pid, s->tid, key.comm);
-			break;
-		case SORT_PID:
-			key.pid = s->pid;
-			break;
-		case SORT_TID:
-			key.tid = s->tid;
-			break;
-		}
-	}
-	idx = hashmap__upsert(&rp->rows_idx, &key, sizeof(key), &created);
-	if (!idx)
-		return -ENOMEM;
-	if (created) {
-		if (rp->nr_rows == rp->cap_rows) {
-			size_t cap = rp->cap_rows ? rp->cap_rows * 2 : 256;
-			struct row *n = realloc(rp->rows, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			rp->rows = n;
-			rp->cap_rows = cap;
-		}
-		*idx = rp->nr_rows;
-		rp->rows[rp->nr_rows++] = key;
-	}
-	rp->rows[*idx].period += s->period;
-	rp->rows[*idx].count++;
-	return 0;
-}
-
-static int read_all(struct report *rp)
-{
-	const struct perf_event_header *h;
-	struct perf_sample s;
-	size_t ev;
-	int ret;
-
-	while ((ret = perf_reader__next(rp->r, &h)) > 0) {
-		const char *p = (const char *)h;
-
-		switch (h->type) {
-		case PERF_RECORD_COMM:
-			if (h->size > 16)
-				note_comm(rp, *(const uint32_t *)(p + 12), p + 16);
-			break;
-		case PERF_RECORD_LOST:
-			if (h->size >= 24)
-				rp->lost += *(const uint64_t *)(p + 16);
-			break;
-		case PERF_RECORD_SAMPLE:
-			if (perf_reader__parse_sample(rp->r, h, &s, &ev))
-				return -EINVAL;
-			if (rp->o.event &&
-			    strcmp(perf_reader__event(rp->r, ev)->name, rp->o.event))
-				break;
-			if (add_sample(rp, ev, &s))
-				return -ENOMEM;
-			break;
-		}
-	}
-	return ret;
-}
-
-static struct report *cmp_ctx;
-
-static int cmp_rows(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-	bool off = is_offcpu(perf_reader__event(cmp_ctx->r, x->event));
-	uint64_t vx = off ? x->period : x->count, vy = off ? y->period : y->count;
-
-	if (x->event != y->event)
-		return x->event < y->event ? -1 : 1;
-	return (vx < vy) - (vx > vy);
-}
-
-static void print_table(struct report *rp)
-{
-	size_t nev = perf_reader__nr_events(rp->r), e, i, k;
-
-	rp->ev_period = calloc(nev, sizeof(uint64_t));
-	rp->ev_count = calloc(nev, sizeof(uint64_t));
-	if (!rp->ev_period || !rp->ev_count)
-		return;
-	for (i = 0; i < rp->nr_rows; i++) {
-		rp->ev_period[rp->rows[i].event] += rp->rows[i].period;
-		rp->ev_count[rp->rows[i].event] += rp->rows[i].count;
-	}
-	cmp_ctx = rp;
-	qsort(rp->rows, rp->nr_rows, sizeof(*rp->rows), cmp_rows);
-	for (e = 0; e < nev; e++) {
-		const struct perf_reader_event *ev = perf_reader__event(rp->r, e);
-		bool off = is_offcpu(ev);
-		uint64_t total = off ? rp->ev_period[e] : rp->ev_count[e];
-
-		if (!rp->ev_count[e])
-			continue;
-		if (off)
-			printf("# %s: %.3f ms off-CPU in %llu samples\n", ev->name,
-			       rp->ev_period[e] / 1e6, (unsigned long long)rp->ev_count[e]);
-		else
-			printf("# %s: %llu samples\n", ev->name,
-			       (unsigned long long)rp->ev_count[e]);
-		printf("# %12s %8s", off ? "ms" : "samples", "%");
-		for (k = 0; k < rp->o.nr_keys; k++)
-			printf(rp->o.keys[k] == SORT_COMM ? "  %-16s" : " %8s",
-			       rp->o.keys[k] == SORT_COMM ? "comm" :
-			       rp->o.keys[k] == SORT_PID ? "pid" : "tid");
-		printf("\n");
-		for (i = 0; i < rp->nr_rows; i++) {
-			const struct row *r = &rp->rows[i];
-			uint64_t v = off ? r->period : r->count;
-			double pct = total ? 100.0 * (double)v / (double)total : 0;
-
-			if (r->event != e || pct < rp->o.min_percent)
-				continue;
-			if (off)
-				printf("  %12.3f %7.2f%%", r->period / 1e6, pct);
-			else
-				printf("  %12llu %7.2f%%", (unsigned long long)r->count, pct);
-			for (k = 0; k < rp->o.nr_keys; k++) {
-				if (rp->o.keys[k] == SORT_COMM)
-					printf("  %-16s", r->comm);
-				else
-					printf(" %8u", rp->o.keys[k] == SORT_PID ? r->pid : r->tid);
-			}
-			printf("\n");
-		}
-		printf("\n");
-	}
-	if (rp->lost)
-		printf("# WARNING: %llu records were lost while recording\n",
-		       (unsigned long long)rp->lost);
+	err = svg__write(p, ev, input, f);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err)
+		pr_err("cannot write %s: %s", path, strerror(-err));
+	return err;
 }
 
 int cmd_report(int argc, char **argv)
 {
 	struct argp argp = { report_options, report_parse, NULL, report_doc };
-	struct report rp = { 0 };
-	char err[1024];
-	int ret;
+	struct report_opts o = { 0 };
+	struct profile p;
+	int ret, ev = -1;
 
-	rp.o.input = "offcpu.data";
-	rp.o.keys[0] = SORT_COMM;
-	rp.o.keys[1] = SORT_PID;
-	rp.o.keys[2] = SORT_TID;
-	rp.o.nr_keys = 3;
+	o.s.input = "offcpu.data";
+	o.s.sym.demangle = true;
+	o.t.keys[0] = SORT_COMM;
+	o.t.keys[1] = SORT_DSO;
+	o.t.keys[2] = SORT_SYM;
+	o.t.nr_keys = 3;
+	o.t.top = 5;
 	argp_err_exit_status = 2;
-	if (argp_parse(&argp, argc, argv, 0, NULL, &rp.o))
+	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
 		return 2;
-	rp.r = perf_reader__open(rp.o.input, err, sizeof(err));
-	if (!rp.r) {
-		pr_err("%s", err);
-		return 1;
-	}
-	ret = read_all(&rp);
-	if (ret < 0) {
-		pr_err("%s: %s", rp.o.input, perf_reader__error(rp.r));
-	} else {
-		print_table(&rp);
-		if (fflush(stdout) || ferror(stdout)) {
-			pr_err("cannot write the report: %s", strerror(errno));
-			ret = -EIO;
+	o.s.progress = isatty(2) && log_verbosity >= 0;
+	ret = session__load(&o.s, &p);
+	if (ret)
+		goto out;
+	if (o.folded || o.pprof || o.svg) {
+		ev = profile__pick_event(&p, o.s.event);
+		if (ev < 0) {
+			ret = -ENOENT;
+			goto out;
 		}
 	}
-	hashmap__free(&rp.comms);
-	hashmap__free(&rp.rows_idx);
-	free(rp.comm_names);
-	free(rp.rows);
-	free(rp.ev_period);
-	free(rp.ev_count);
-	perf_reader__close(rp.r);
-	return ret < 0 ? 1 : 0;
+	if (o.folded && (ret = folded__write(&p, ev, stdout)))
+		pr_err("cannot write folded stacks: %s", strerror(-ret));
+	if (!ret && o.json && (ret = json__write(&p, stdout)))
+		pr_err("cannot write json: %s", strerror(-ret));
+	if (!ret && o.pprof && (ret = pprof__write(&p, ev, o.pprof)))
+		pr_err("cannot write %s: %s", o.pprof, strerror(-ret));
+	if (!ret && o.svg)
+		ret = write_svg(&p, ev, o.svg, o.s.input);
+	if (!ret && !o.folded && !o.json && !o.pprof && !o.svg)
+		ret = text__write(&p, &o.t, stdout);
+	if (!ret && (fflush(stdout) || ferror(stdout))) {
+		pr_err("cannot write the report: %s", strerror(errno));
+		ret = -EIO;
+	}
+out:
+	profile__free(&p);
+	free(o.s.pids);
+	free(o.s.tids);
+	free(o.s.comms);
+	free(o.comm_buf);
+	return ret ? 1 : 0;
 }

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Folded stacks, one line per distinct stack: "comm;outer;...;inner VALUE",
+ * VALUE in microseconds for off-CPU events (what flamegraph.pl
+ * --countname=us and BCC's offcputime -f use) and in samples otherwise.
+ * Kernel frames carry flamegraph.pl's "_[k]" suffix, inlined ones "_[i]".
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profile.h"
+
+struct line {
+	char *text;
+	uint64_t value;
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
+}
+
+static void put(char **buf, size_t *len, size_t *cap, const char *s, bool clean)
+{
+	size_t n = strlen(s);
+
+	if (*len + n + 8 > *cap) {
+		size_t c = (*cap + n + 8) * 2;
+		char *nb = realloc(*buf, c);
+
+		if (!nb)
+			return;
+		*buf = nb;
+		*cap = c;
+	}
+	memcpy(*buf + *len, s, n + 1);
+	if (clean) {
+		char *q;
+
+		for (q = *buf + *len; *q; q++)
+			if (*q == ';' || *q == '\n')
+				*q = ':';
+	}
+	*len += n;
+}
+
+/* The folded name of frame @f, as outputs that share the flame graph's naming use it. */
+static void frame_text(const struct profile *p, uint32_t f, char **buf, size_t *len, size_t *cap)
+{
+	put(buf, len, cap, profile__frame_name(p, f), true);
+	if (p->frames[f].kernel)
+		put(buf, len, cap, "_[k]", false);
+	else if (p->frames[f].inlined)
+		put(buf, len, cap, "_[i]", false);
+}
+
+int folded__write(const struct profile *p, int event, FILE *f)
+{
+	struct hashmap idx = { 0 };
+	struct line *lines = NULL;
+	size_t n = 0, cap = 0, i, len, bcap = 0;
+	char *buf = NULL;
+	bool off = p->events[event].offcpu;
+	int err = 0;
+
+	for (i = 0; i < p->nr_rows; i++) {
+		const struct profile_row *r = &p->rows[i];
+		uint32_t nr, k;
+		const uint32_t *fr;
+		uint64_t *v;
+		int created;
+
+		if (r->event != (uint32_t)event)
+			continue;
+		fr = profile__stack_frames(p, r->stack, &nr);
+		len = 0;
+		put(&buf, &len, &bcap, strtab__get(&p->str, r->comm), true);
+		for (k = 0; k < nr; k++) {
+			put(&buf, &len, &bcap, ";", false);
+			frame_text(p, fr[k], &buf, &len, &bcap);
+		}
+		if (!buf) {
+			err = -ENOMEM;
+			goto out;
+		}
+		v = hashmap__upsert(&idx, buf, len, &created);
+		if (!v) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (created) {
+			if (n == cap) {
+				struct line *nl;
+
+				cap = cap ? cap * 2 : 256;
+				nl = realloc(lines, cap * sizeof(*nl));
+				if (!nl) {
+					err = -ENOMEM;
+					goto out;
+				}
+				lines = nl;
+			}
+			lines[n].text = strdup(buf);
+			lines[n].value = 0;
+			if (!lines[n].text) {
+				err = -ENOMEM;
+				goto out;
+			}
+			*v = n++;
+		}
+		lines[*v].value += off ? r->period : r->count;
+	}
+	qsort(lines, n, sizeof(*lines), cmp_line);
+	for (i = 0; i < n; i++) {
+		uint64_t v = off ? (lines[i].value + 500) / 1000 : lines[i].value;
+
+		if (v)
+			fprintf(f, "%s %llu\n", lines[i].text, (unsigned long long)v);
+	}
+out:
+	for (i = 0; i < n; i++)
+		free(lines[i].text);
+	free(lines);
+	free(buf);
+	hashmap__free(&idx);
+	return err;
+}

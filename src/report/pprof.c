@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pprof output: profile.proto encoded by hand (varints and length-delimited
+ * fields) and gzip-compressed with zlib. Off-CPU events carry two sample
+ * types, off-CPU nanoseconds and block count; sampling events carry samples
+ * and their period. Each binary becomes a mapping (with its build id), each
+ * distinct function a Function, each frame a Location; samples are labelled
+ * with thread name, pid and tid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "profile.h"
+#include "../util/util.h"
+
+struct pb {
+	uint8_t *d;
+	size_t len, cap;
+	int err;
+};
+
+static void pb_raw(struct pb *b, const void *p, size_t n)
+{
+	if (b->err)
+		return;
+	if (b->len + n > b->cap) {
+		size_t c = b->cap ? b->cap : 256;
+		uint8_t *nd;
+
+		while (c < b->len + n)
+			c *= 2;
+		nd = realloc(b->d, c);
+		if (!nd) {
+			b->err = -ENOMEM;
+			return;
+		}
+		b->d = nd;
+		b->cap = c;
+	}
+	memcpy(b->d + b->len, p, n);
+	b->len += n;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	uint8_t buf[10];
+	size_t n = 0;
+
+	do {
+		buf[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			buf[n] |= 0x80;
+		n++;
+	} while (v);
+	pb_raw(b, buf, n);
+}
+
+/* A varint field; zero is the default and is left out. */
+static void pb_uint(struct pb *b, uint32_t field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_varint(b, (uint64_t)field << 3);
+	pb_varint(b, v);
+}
+
+static void pb_bytes(struct pb *b, uint32_t field, const void *p, size_t n)
+{
+	pb_varint(b, ((uint64_t)field << 3) | 2);
+	pb_varint(b, n);
+	pb_raw(b, p, n);
+}
+
+/* Append @sub as embedded message @field and empty it for reuse. */
+static void pb_msg(struct pb *b, uint32_t field, struct pb *sub)
+{
+	if (sub->err)
+		b->err = sub->err;
+	pb_bytes(b, field, sub->d, sub->len);
+	sub->len = 0;
+}
+
+struct strs {
+	struct hashmap idx;
+	struct pb out; /* the string_table fields, in index order */
+	uint64_t nr;
+};
+
+static uint64_t str_id(struct strs *s, const char *str)
+{
+	size_t n = strlen(str);
+	int created;
+	uint64_t *v = hashmap__upsert(&s->idx, str, n, &created);
+
+	if (!v) {
+		s->out.err = -ENOMEM;
+		return 0;
+	}
+	if (created) {
+		*v = s->nr++;
+		pb_bytes(&s->out, 6, str, n);
+	}
+	return *v;
+}
+
+static void value_type(struct pb *b, struct pb *sub, uint32_t field, struct strs *s,
+		       const char *type, const char *unit)
+{
+	pb_uint(sub, 1, str_id(s, type));
+	pb_uint(sub, 2, str_id(s, unit));
+	pb_msg(b, field, sub);
+}
+
+static int gzip_to(const char *path, const uint8_t *data, size_t len)
+{
+	z_stream z = { 0 };
+	uint8_t out[65536];
+	int fd, zr, err = 0;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		close(fd);
+		return -ENOMEM;
+	}
+	z.next_in = (uint8_t *)data;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		zr = deflate(&z, Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			err = -EIO;
+			break;
+		}
+		err = write_full(fd, out, sizeof(out) - z.avail_out);
+	} while (!err && zr != Z_STREAM_END);
+	deflateEnd(&z);
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+int pprof__write(const struct profile *p, int event, const char *path)
+{
+	const struct profile_event *ev = &p->events[event];
+	struct pb b = { 0 }, sub = { 0 }, sub2 = { 0 };
+	struct strs s = { 0 };
+	uint8_t *seen = NULL, *fseen = NULL;
+	uint64_t *dso_max = NULL, *fn_of = NULL;
+	struct hashmap fn_idx = { 0 };
+	uint64_t nr_fns = 0;
+	uint32_t i, k, nr;
+	const char *ename = strtab__get(&p->str, ev->name);
+	int err;
+
+	str_id(&s, "");
+	seen = calloc(p->nr_frames + 1, 1);
+	fseen = calloc(p->nr_dsos + 1, 1);
+	dso_max = calloc(p->nr_dsos + 1, sizeof(*dso_max));
+	fn_of = calloc(p->nr_frames + 1, sizeof(*fn_of));
+	if (!seen || !fseen || !dso_max || !fn_of) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (ev->offcpu) {
+		value_type(&b, &sub, 1, &s, "offcpu", "nanoseconds");
+		value_type(&b, &sub, 1, &s, "blocks", "count");
+	} else {
+		bool clock = !strcmp(ename, "cpu-clock") || !strcmp(ename, "task-clock");
+
+		value_type(&b, &sub, 1, &s, "samples", "count");
+		value_type(&b, &sub, 1, &s, clock ? "cpu" : ename, clock ? "nanoseconds" : "count");
+	}
+	/* samples, marking the frames they use */
+	for (i = 0; i < p->nr_rows; i++) {
+		const struct profile_row *r = &p->rows[i];
+		const uint32_t *fr;
+
+		if (r->event != (uint32_t)event)
+			continue;
+		fr = profile__stack_frames(p, r->stack, &nr);
+		for (k = nr; k-- > 0;) { /* leaf first */
+			pb_varint(&sub2, fr[k] + 1);
+			seen[fr[k]] = 1;
+		}
+		if (sub2.len)
+			pb_msg(&sub, 1, &sub2);
+		if (ev->offcpu) {
+			pb_varint(&sub2, r->period);
+			pb_varint(&sub2, r->count);
+		} else {
+			pb_varint(&sub2, r->count);
+			pb_varint(&sub2, r->period);
+		}
+		pb_msg(&sub, 2, &sub2);
+		pb_uint(&sub2, 1, str_id(&s, "thread"));
+		pb_uint(&sub2, 2, str_id(&s, strtab__get(&p->str, r->comm)));
+		pb_msg(&sub, 3, &sub2);
+		pb_uint(&sub2, 1, str_id(&s, "pid"));
+		pb_uint(&sub2, 3, r->pid);
+		pb_msg(&sub, 3, &sub2);
+		pb_uint(&sub2, 1, str_id(&s, "tid"));
+		pb_uint(&sub2, 3, r->tid);
+		pb_msg(&sub, 3, &sub2);
+		pb_msg(&b, 2, &sub);
+	}
+	/* functions: one per (name, file) */
+	for (i = 0; i < p->nr_frames; i++) {
+		const struct profile_frame *f = &p->frames[i];
+		uint32_t key[2] = { f->sym, f->file };
+		uint64_t *v;
+		int created;
+
+		if (!seen[i])
+			continue;
+		if (f->dso != UINT32_MAX && f->dso < p->nr_dsos) {
+			fseen[f->dso] = 1;
+			if (f->addr >= dso_max[f->dso])
+				dso_max[f->dso] = f->addr + 1;
+		}
+		v = hashmap__upsert(&fn_idx, key, sizeof(key), &created);
+		if (!v) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (created) {
+			*v = ++nr_fns;
+			pb_uint(&sub, 1, *v);
+			pb_uint(&sub, 2, str_id(&s, strtab__get(&p->str, f->sym)));
+			pb_uint(&sub, 3, str_id(&s, strtab__get(&p->str, f->sym)));
+			if (f->file)
+				pb_uint(&sub, 4, str_id(&s, strtab__get(&p->str, f->file)));
+			pb_msg(&b, 5, &sub);
+		}
+		fn_of[i] = *v;
+	}
+	/* locations: one per frame */
+	for (i = 0; i < p->nr_frames; i++) {
+		const struct profile_frame *f = &p->frames[i];
+
+		if (!seen[i])
+			continue;
+		pb_uint(&sub, 1, i + 1);
+		if (f->dso != UINT32_MAX && f->dso < p->nr_dsos)
+			pb_uint(&sub, 2, f->dso + 1);
+		pb_uint(&sub, 3, f->addr);
+		pb_uint(&sub2, 1, fn_of[i]);
+		pb_uint(&sub2, 2, f->line);
+		pb_msg(&sub, 4, &sub2);
+		pb_msg(&b, 4, &sub);
+	}
+	/* mappings: one per binary, addresses relative to the file */
+	for (i = 0; i < p->nr_dsos; i++) {
+		const struct profile_dso *d = &p->dsos[i];
+		char hex[41];
+
+		if (!fseen[i])
+			continue;
+		pb_uint(&sub, 1, i + 1);
+		pb_uint(&sub, 3, dso_max[i] ? dso_max[i] : 1);
+		pb_uint(&sub, 5, str_id(&s, strtab__get(&p->str, d->name)));
+		if (d->build_id_len) {
+			for (k = 0; k < d->build_id_len; k++)
+				sprintf(hex + 2 * k, "%02x", d->build_id[k]);
+			pb_uint(&sub, 6, str_id(&s, hex));
+		}
+		pb_uint(&sub, 7, 1); /* has_functions */
+		pb_uint(&sub, 8, 1); /* has_filenames */
+		pb_uint(&sub, 9, 1); /* has_line_numbers */
+		pb_uint(&sub, 10, 1); /* has_inline_frames */
+		pb_msg(&b, 3, &sub);
+	}
+	if (p->last_time > p->first_time)
+		pb_uint(&b, 10, p->last_time - p->first_time);
+	if (ev->offcpu) {
+		value_type(&b, &sub, 11, &s, "offcpu", "nanoseconds");
+		pb_uint(&b, 14, str_id(&s, "offcpu"));
+	} else {
+		value_type(&b, &sub, 11, &s, "samples", "count");
+		pb_uint(&b, 12, 1);
+	}
+	err = b.err ? b.err : sub.err ? sub.err : sub2.err ? sub2.err : s.out.err;
+	if (err)
+		goto out;
+	pb_raw(&b, s.out.d, s.out.len);
+	err = b.err ? b.err : gzip_to(path, b.d, b.len);
+out:
+	free(b.d);
+	free(sub.d);
+	free(sub2.d);
+	free(s.out.d);
+	hashmap__free(&s.idx);
+	hashmap__free(&fn_idx);
+	free(seen);
+	free(fseen);
+	free(dso_max);
+	free(fn_of);
+	return err;
+}

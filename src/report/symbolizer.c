@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <elfutils/libdw.h>
+#include <dwarf.h>
+#include <libiberty/demangle.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+#include "symbolizer.h"
+#undef ARRAY_SIZE
+#include "../util/util.h"
+
+struct sym {
+	uint64_t addr, size;
+	const char *name; /* in the ELF's string data, or owned when demangled */
+	bool global, owned;
+};
+
+struct load {
+	uint64_t off, vaddr, filesz;
+};
+
+struct sym_dso {
+	char *path;
+	uint8_t build_id[20];
+	size_t build_id_len;
+	bool loaded, mismatch;
+	int fd, dbg_fd;
+	void *image; /* [vdso] copy */
+	Elf *elf, *dbg;
+	Dwarf *dw;
+	struct sym *syms;
+	size_t nr_syms;
+	struct load *loads;
+	size_t nr_loads;
+	struct sym_dso *next;
+};
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+	const char *module;
+};
+
+struct symbolizer {
+	struct symbolizer_opts o;
+	struct sym_dso *dsos;
+	struct ksym *ksyms;
+	size_t nr_ksyms;
+	bool kloaded;
+	char **modules;
+	size_t nr_modules;
+	char **strs; /* owned strings handed out (source file names) */
+	size_t nr_strs;
+};
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *o)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->o = *o;
+	elf_version(EV_CURRENT);
+	return s;
+}
+
+static void dso__free(struct sym_dso *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nr_syms; i++)
+		if (d->syms[i].owned)
+			free((char *)d->syms[i].name);
+	free(d->syms);
+	free(d->loads);
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->dbg)
+		elf_end(d->dbg);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->fd >= 0)
+		close(d->fd);
+	if (d->dbg_fd >= 0)
+		close(d->dbg_fd);
+	free(d->image);
+	free(d->path);
+	free(d);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	while (s->dsos) {
+		struct sym_dso *n = s->dsos->next;
+
+		dso__free(s->dsos);
+		s->dsos = n;
+	}
+	for (i = 0; i < s->nr_ksyms; i++)
+		free(s->ksyms[i].name);
+	free(s->ksyms);
+	for (i = 0; i < s->nr_modules; i++)
+		free(s->modules[i]);
+	free(s->modules);
+	for (i = 0; i < s->nr_strs; i++)
+		free(s->strs[i]);
+	free(s->strs);
+	free(s);
+}
+
+char *symbolizer__demangle(const char *name)
+{
+	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return NULL;
+	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+}
+
+struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path, const uint8_t *build_id,
+				size_t build_id_len)
+{
+	struct sym_dso *d;
+
+	if (build_id_len > 20)
+		build_id_len = 20;
+	for (d = s->dsos; d; d = d->next)
+		if (!strcmp(d->path, path) && d->build_id_len == build_id_len &&
+		    !memcmp(d->build_id, build_id, build_id_len))
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->path = strdup(path);
+	if (!d->path) {
+		free(d);
+		return NULL;
+	}
+	d->fd = d->dbg_fd = -1;
+	memcpy(d->build_id, build_id, build_id_len);
+	d->build_id_len = build_id_len;
+	d->next = s->dsos;
+	s->dsos = d;
+	return d;
+}
+
+/* The GNU build id note of @elf; returns its length (0: none). */
+static size_t elf_build_id(Elf *elf, uint8_t *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t off = 0, next, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz) {
+				size_t n = nh.n_descsz > 20 ? 20 : nh.n_descsz;
+
+				memcpy(out, (char *)data->d_buf + desc_off, n);
+				return n;
+			}
+			off = next;
+		}
+	}
+	return 0;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *out)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, out))
+			continue;
+		n = elf_strptr(elf, shstrndx, out->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+static bool has_section_type(Elf *elf, uint32_t type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			return true;
+	return false;
+}
+
+static Elf *open_elf(const char *path, int *fd)
+{
+	Elf *elf;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return elf;
+}
+
+static void hex(const uint8_t *id, size_t n, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * n] = 0;
+}
+
+/* A separate debug file: by build id, then by .gnu_debuglink next to the binary. */
+static void open_debug(struct sym_dso *d, const uint8_t *id, size_t id_len)
+{
+	char path[4096], h[41];
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (id_len >= 2) {
+		hex(id, id_len, h);
+		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", h, h + 2);
+		d->dbg = open_elf(path, &d->dbg_fd);
+		if (d->dbg)
+			return;
+	}
+	if (d->elf && (scn = find_section(d->elf, ".gnu_debuglink", &sh))) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+		char dir[4096], *slash;
+		const char *name;
+		int i;
+
+		if (!data || !data->d_size || !memchr(data->d_buf, 0, data->d_size))
+			return;
+		name = data->d_buf;
+		snprintf(dir, sizeof(dir), "%s", d->path);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		for (i = 0; i < 3 && !d->dbg; i++) {
+			snprintf(path, sizeof(path), i == 0 ? "%s/%s" : i == 1 ? "%s/.debug/%s" :
+				 "/usr/lib/debug%s/%s", dir, name);
+			if (strcmp(path, d->path))
+				d->dbg = open_elf(path, &d->dbg_fd);
+		}
+	}
+}
+
+static void add_syms(struct sym_dso *d, Elf *elf, uint32_t type, size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int t;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			t = GELF_ST_TYPE(sym.st_info);
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			if (d->nr_syms == *cap) {
+				size_t c = *cap ? *cap * 2 : 256;
+				struct sym *ns = realloc(d->syms, c * sizeof(*ns));
+
+				if (!ns)
+					return;
+				d->syms = ns;
+				*cap = c;
+			}
+			d->syms[d->nr_syms++] = (struct sym){
+				.addr = sym.st_value,
+				.size = sym.st_size,
+				.name = name,
+				.global = GELF_ST_BIND(sym.st_info) != STB_LOCAL,
+			};
+		}
+	}
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* globals first, then longer sizes, so the dedup keeps the best name */
+	if (x->global != y->global)
+		return x->global ? -1 : 1;
+	return (x->size < y->size) - (x->size > y->size);
+}
+
+static void load_phdrs(struct sym_dso *d)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(d->elf, &n) || !n)
+		return;
+	d->loads = calloc(n, sizeof(*d->loads));
+	if (!d->loads)
+		return;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(d->elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			d->loads[d->nr_loads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+}
+
+static Elf *open_vdso(struct sym_dso *d)
+{
+	const uint8_t *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)base;
+	size_t size;
+
+	if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size > (1 << 24))
+		return NULL;
+	d->image = malloc(size);
+	if (!d->image)
+		return NULL;
+	memcpy(d->image, base, size);
+	return elf_memory(d->image, size);
+}
+
+static void dso__load(struct symbolizer *s, struct sym_dso *d)
+{
+	uint8_t id[20];
+	size_t id_len = 0, cap = 0, i, k;
+	char a[41], b[41];
+
+	d->loaded = true;
+	if (!strcmp(d->path, "[vdso]"))
+		d->elf = open_vdso(d);
+	else if (d->path[0] == '/')
+		d->elf = open_elf(d->path, &d->fd);
+	if (d->elf)
+		id_len = elf_build_id(d->elf, id);
+	if (d->elf && d->build_id_len && id_len &&
+	    (id_len != d->build_id_len || memcmp(id, d->build_id, id_len))) {
+		hex(d->build_id, d->build_id_len, a);
+		hex(id, id_len, b);
+		/* the binary changed since the recording: its debug file may still be there */
+		elf_end(d->elf);
+		d->elf = NULL;
+		open_debug(d, d->build_id, d->build_id_len);
+		if (!d->dbg) {
+			pr_warn("build id mismatch for %s: recorded %s, the file on disk has %s; "
+				"its frames are shown as addresses", d->path, a, b);
+			d->mismatch = true;
+			return;
+		}
+		pr_info("%s changed since the recording; using its debug file", d->path);
+	}
+	if (d->elf)
+		load_phdrs(d);
+	if (!d->dbg && (!d->elf || !has_section_type(d->elf, SHT_SYMTAB) || s->o.lines))
+		open_debug(d, id_len ? id : d->build_id, id_len ? id_len : d->build_id_len);
+	if (d->dbg) {
+		add_syms(d, d->dbg, SHT_SYMTAB, &cap);
+		if (!d->elf)
+			d->elf = NULL;
+	}
+	if (d->elf) {
+		if (!d->nr_syms)
+			add_syms(d, d->elf, SHT_SYMTAB, &cap);
+		add_syms(d, d->elf, SHT_DYNSYM, &cap);
+	}
+	if (!d->elf && d->dbg) {
+		/* mismatch rescued by the debug file: its program headers describe the layout */
+		size_t n, j;
+
+		if (!elf_getphdrnum(d->dbg, &n) && n && (d->loads = calloc(n, sizeof(*d->loads))))
+			for (j = 0; j < n; j++) {
+				GElf_Phdr ph;
+
+				if (gelf_getphdr(d->dbg, (int)j, &ph) && ph.p_type == PT_LOAD)
+					d->loads[d->nr_loads++] =
+						(struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+			}
+	}
+	qsort(d->syms, d->nr_syms, sizeof(*d->syms), cmp_sym);
+	for (i = 0, k = 0; i < d->nr_syms; i++)
+		if (!k || d->syms[k - 1].addr != d->syms[i].addr)
+			d->syms[k++] = d->syms[i];
+	d->nr_syms = k;
+	if (s->o.lines)
+		d->dw = dwarf_begin_elf(d->dbg ? d->dbg : d->elf, DWARF_C_READ, NULL);
+}
+
+static uint64_t to_vaddr(const struct sym_dso *d, uint64_t off)
+{
+	size_t i;
+
+	for (i = 0; i < d->nr_loads; i++)
+		if (off >= d->loads[i].off && off - d->loads[i].off < d->loads[i].filesz)
+			return off - d->loads[i].off + d->loads[i].vaddr;
+	if (d->nr_loads)
+		return off - d->loads[0].off + d->loads[0].vaddr;
+	return off;
+}
+
+static struct sym *find_sym(struct sym_dso *d, uint64_t a)
+{
+	size_t lo = 0, hi = d->nr_syms;
+	struct sym *sy;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->syms[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	sy = &d->syms[lo - 1];
+	if (sy->size && a - sy->addr >= sy->size)
+		return NULL;
+	return sy;
+}
+
+static const char *keep(struct symbolizer *s, const char *str)
+{
+	char **n;
+	size_t i;
+
+	if (!str)
+		return NULL;
+	for (i = s->nr_strs; i-- > 0 && i + 64 > s->nr_strs;)
+		if (!strcmp(s->strs[i], str))
+			return s->strs[i];
+	n = realloc(s->strs, (s->nr_strs + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	s->strs = n;
+	n[s->nr_strs] = strdup(str);
+	return n[s->nr_strs] ? n[s->nr_strs++] : NULL;
+}
+
+static const char *sym_name(struct symbolizer *s, struct sym *sy)
+{
+	if (s->o.demangle && !sy->owned) {
+		char *dm = symbolizer__demangle(sy->name);
+
+		if (dm) {
+			sy->name = dm;
+			sy->owned = true;
+		}
+	}
+	return sy->name;
+}
+
+/* Source lines and inlined frames at @a, innermost first; the last is the function. */
+static int resolve_lines(struct symbolizer *s, struct sym_dso *d, uint64_t a,
+			 const char *fn, struct sym_frame *out, int max)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Line *line;
+	Dwarf_Files *files = NULL;
+	const char *file = NULL;
+	int lineno = 0, n = 0, nscopes, i;
+
+	if (!d->dw || !dwarf_addrdie(d->dw, a, &cu))
+		return 0;
+	line = dwarf_getsrc_die(&cu, a);
+	if (line) {
+		file = dwarf_linesrc(line, NULL, NULL);
+		dwarf_lineno(line, &lineno);
+	}
+	dwarf_getsrcfiles(&cu, &files, NULL);
+	nscopes = dwarf_getscopes(&cu, a, &scopes);
+	for (i = 0; i < nscopes && n < max - 1; i++) {
+		Dwarf_Attribute at;
+		Dwarf_Word w;
+		const char *name;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &at));
+		out[n++] = (struct sym_frame){ .name = keep(s, name ? name : "[inlined]"),
+					       .file = keep(s, file), .line = (uint32_t)lineno,
+					       .inlined = true };
+		file = NULL;
+		lineno = 0;
+		if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &at), &w) == 0)
+			file = dwarf_filesrc(files, w, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &at), &w) == 0)
+			lineno = (int)w;
+	}
+	free(scopes);
+	out[n++] = (struct sym_frame){ .name = fn, .file = keep(s, file), .line = (uint32_t)lineno };
+	return n;
+}
+
+int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off, bool ret,
+		     struct sym_frame *out, int max)
+{
+	struct sym *sy;
+	uint64_t a;
+
+	if (!d || max < 1)
+		return 0;
+	if (!d->loaded)
+		dso__load(s, d);
+	if (d->mismatch)
+		return 0;
+	a = to_vaddr(d, file_off);
+	if (ret && a)
+		a--;
+	sy = find_sym(d, a);
+	if (!sy)
+		return 0;
+	if (s->o.lines && d->dw)
+		return resolve_lines(s, d, a, sym_name(s, sy), out, max);
+	out[0] = (struct sym_frame){ .name = sym_name(s, sy) };
+	return 1;
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static const char *module_name(struct symbolizer *s, const char *m)
+{
+	size_t i;
+	char **n;
+
+	for (i = 0; i < s->nr_modules; i++)
+		if (!strcmp(s->modules[i], m))
+			return s->modules[i];
+	n = realloc(s->modules, (s->nr_modules + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	s->modules = n;
+	if (asprintf(&n[s->nr_modules], "[%s]", m) < 0)
+		return NULL;
+	return n[s->nr_modules++];
+}
+
+static void load_kallsyms(struct symbolizer *s)
+{
+	const char *path = s->o.kallsyms ? s->o.kallsyms : "/proc/kallsyms";
+	FILE *f = fopen(path, "re");
+	char line[1024];
+	size_t cap = 0;
+	bool nonzero = false;
+
+	s->kloaded = true;
+	if (!f) {
+		pr_warn("cannot read kernel symbols from %s: %s", path, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[512], mod[256] = "";
+		int n = sscanf(line, "%llx %c %511s [%255[^]]]", &addr, &type, name, mod);
+
+		if (n < 3 || (type != 't' && type != 'T' && type != 'w' && type != 'W'))
+			continue;
+		if (s->nr_ksyms == cap) {
+			size_t c = cap ? cap * 2 : 4096;
+			struct ksym *k = realloc(s->ksyms, c * sizeof(*k));
+
+			if (!k)
+				break;
+			s->ksyms = k;
+			cap = c;
+		}
+		s->ksyms[s->nr_ksyms].addr = addr;
+		s->ksyms[s->nr_ksyms].name = strdup(name);
+		s->ksyms[s->nr_ksyms].module = n == 4 ? module_name(s, mod) : "[kernel.kallsyms]";
+		if (!s->ksyms[s->nr_ksyms].name)
+			break;
+		nonzero |= addr != 0;
+		s->nr_ksyms++;
+	}
+	fclose(f);
+	if (!nonzero && s->nr_ksyms)
+		pr_warn("%s shows no addresses (kptr_restrict): kernel frames stay unresolved", path);
+	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
+}
+
+const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, const char **module)
+{
+	size_t lo = 0, hi;
+
+	if (!s->kloaded)
+		load_kallsyms(s);
+	*module = "[kernel.kallsyms]";
+	hi = s->nr_ksyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || !s->ksyms[lo - 1].addr)
+		return NULL;
+	*module = s->ksyms[lo - 1].module ? s->ksyms[lo - 1].module : "[kernel.kallsyms]";
+	return s->ksyms[lo - 1].name;
+}

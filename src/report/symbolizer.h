@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Symbols for recorded addresses: user binaries through libelf (.symtab,
+ * .dynsym, separate debug files by build id or .gnu_debuglink), [vdso] from
+ * this process's own image, the kernel from /proc/kallsyms, and with --lines
+ * source lines and inlined functions through libdw. Each binary is opened and
+ * read once, on first use.
+ */
+#ifndef OFFCPU_REPORT_SYMBOLIZER_H
+#define OFFCPU_REPORT_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer_opts {
+	const char *kallsyms; /* default /proc/kallsyms */
+	bool lines; /* source lines and inlined frames */
+	bool demangle;
+};
+
+/* One resolved frame; strings are owned by the symbolizer. */
+struct sym_frame {
+	const char *name; /* NULL: no symbol */
+	const char *file; /* with lines, else NULL */
+	uint32_t line;
+	bool inlined;
+};
+
+struct symbolizer;
+struct sym_dso;
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *o);
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * The binary at @path as recorded (build id from the recording, may be
+ * empty). Never NULL unless out of memory; a binary that cannot be read
+ * resolves nothing.
+ */
+struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path, const uint8_t *build_id,
+				size_t build_id_len);
+
+/*
+ * Resolve @file_off (an offset in the file, as MMAP2's pgoff counts) in @d.
+ * @ret: the address is a return address (look up the call instruction).
+ * Fills up to @max frames, innermost (inlined) first, the function last.
+ * Returns the number filled (0: no symbol).
+ */
+int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off, bool ret,
+		     struct sym_frame *out, int max);
+
+/* Kernel symbol of @addr (kallsyms), or NULL. *@module is "[kernel.kallsyms]" or "[MOD]". */
+const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, const char **module);
+
+/* Demangle a C++ or Rust name; returns a malloc'ed string or NULL if @name is not mangled. */
+char *symbolizer__demangle(const char *name);
+
+#endif

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Default text output: per event, the top entries grouped by the sort keys
+ * (the symbol and binary are those of the innermost frame, where the thread
+ * blocked or ran), then, when symbols are among the keys, the call paths
+ * that lead to the top entries.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profile.h"
+
+#define MAX_PATHS 3
+
+struct entry {
+	uint32_t event, comm, pid, tid, dso, sym;
+	uint64_t value;
+	uint32_t first_row; /* rows of one entry are chained through next[] */
+};
+
+static const struct profile *cmp_p;
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->event != y->event)
+		return x->event < y->event ? -1 : 1;
+	return (x->value < y->value) - (x->value > y->value);
+}
+
+static uint32_t leaf(const struct profile *p, uint32_t stack)
+{
+	uint32_t nr;
+	const uint32_t *f = profile__stack_frames(p, stack, &nr);
+
+	return nr ? f[nr - 1] : UINT32_MAX;
+}
+
+static void print_value(const struct profile *p, uint32_t ev, uint64_t v, uint64_t total)
+{
+	double pct = total ? 100.0 * (double)v / (double)total : 0;
+
+	if (p->events[ev].offcpu)
+		printf("%12.3f %7.2f%%", (double)v / 1e6, pct);
+	else
+		printf("%12llu %7.2f%%", (unsigned long long)v, pct);
+}
+
+struct path {
+	uint32_t stack;
+	uint64_t value;
+};
+
+static int cmp_path(const void *a, const void *b)
+{
+	const struct path *x = a, *y = b;
+
+	return (x->value < y->value) - (x->value > y->value);
+}
+
+static void print_paths(const struct profile *p, const struct entry *e, const uint32_t *next,
+			uint64_t total)
+{
+	struct path *paths = NULL;
+	size_t n = 0, i, k;
+	uint32_t r;
+
+	for (r = e->first_row; r != UINT32_MAX; r = next[r]) {
+		const struct profile_row *row = &p->rows[r];
+		uint64_t v = profile__value(p, row->event, row->period, row->count);
+
+		for (i = 0; i < n && paths[i].stack != row->stack; i++)
+			;
+		if (i == n) {
+			struct path *np = realloc(paths, (n + 1) * sizeof(*np));
+
+			if (!np)
+				break;
+			paths = np;
+			paths[n].stack = row->stack;
+			paths[n++].value = 0;
+		}
+		paths[i].value += v;
+	}
+	qsort(paths, n, sizeof(*paths), cmp_path);
+	printf("\n  %s (%s, %s):\n", profile__frame_name(p, leaf(p, e->first_row == UINT32_MAX ? 0 :
+								       p->rows[e->first_row].stack)),
+	       strtab__get(&p->str, e->comm), e->dso == UINT32_MAX ? "[unknown]" :
+	       strtab__get(&p->str, p->dsos[e->dso].short_name));
+	for (i = 0; i < n && i < MAX_PATHS; i++) {
+		uint32_t nr;
+		const uint32_t *f = profile__stack_frames(p, paths[i].stack, &nr);
+
+		printf("    ");
+		print_value(p, e->event, paths[i].value, total);
+		printf("\n");
+		for (k = nr; k-- > 0;) {
+			const struct profile_frame *fr = &p->frames[f[k]];
+
+			printf("            %s%s  (%s", fr->inlined ? "(inlined) " : "",
+			       profile__frame_name(p, f[k]), profile__frame_dso(p, f[k]));
+			if (fr->file)
+				printf(" %s:%u", strtab__get(&p->str, fr->file), fr->line);
+			printf(")\n");
+		}
+	}
+	if (n > MAX_PATHS)
+		printf("    ... %zu more paths\n", n - MAX_PATHS);
+	free(paths);
+}
+
+int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
+{
+	struct hashmap idx = { 0 };
+	struct entry *ents = NULL;
+	uint32_t *next = NULL, *tail = NULL;
+	size_t n = 0, cap = 0, i, k;
+	bool have_sym = false;
+	uint32_t ev;
+	int err = 0;
+
+	(void)f;
+	next = malloc((p->nr_rows + 1) * sizeof(*next));
+	tail = malloc((p->nr_rows + 1) * sizeof(*tail));
+	if (!next || !tail) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < o->nr_keys; k++)
+		have_sym |= o->keys[k] == SORT_SYM;
+	for (i = 0; i < p->nr_rows; i++) {
+		const struct profile_row *r = &p->rows[i];
+		struct entry key = { .event = r->event, .dso = UINT32_MAX, .sym = UINT32_MAX };
+		uint32_t lf = leaf(p, r->stack);
+		uint64_t *v;
+		int created;
+
+		for (k = 0; k < o->nr_keys; k++) {
+			switch (o->keys[k]) {
+			case SORT_COMM: key.comm = r->comm; break;
+			case SORT_PID: key.pid = r->pid; break;
+			case SORT_TID: key.tid = r->tid; break;
+			case SORT_DSO: key.dso = lf == UINT32_MAX ? UINT32_MAX : p->frames[lf].dso; break;
+			case SORT_SYM: key.sym = lf == UINT32_MAX ? 0 : p->frames[lf].sym; break;
+			}
+		}
+		v = hashmap__upsert(&idx, &key, sizeof(key), &created);
+		if (!v) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (created) {
+			if (n == cap) {
+				struct entry *ne;
+
+				cap = cap ? cap * 2 : 64;
+				ne = realloc(ents, cap * sizeof(*ne));
+				if (!ne) {
+					err = -ENOMEM;
+					goto out;
+				}
+				ents = ne;
+			}
+			key.first_row = (uint32_t)i;
+			ents[n] = key;
+			tail[n] = (uint32_t)i;
+			*v = n++;
+		} else {
+			next[tail[*v]] = (uint32_t)i;
+			tail[*v] = (uint32_t)i;
+		}
+		next[i] = UINT32_MAX;
+		ents[*v].value += profile__value(p, r->event, r->period, r->count);
+	}
+	cmp_p = p;
+	qsort(ents, n, sizeof(*ents), cmp_entry);
+	for (ev = 0; ev < p->nr_events; ev++) {
+		const struct profile_event *e = &p->events[ev];
+		uint64_t total = profile__value(p, ev, e->period, e->count);
+		int shown = 0;
+
+		if (!e->count)
+			continue;
+		if (e->offcpu)
+			printf("# %s: %.3f ms off-CPU in %llu samples\n",
+			       strtab__get(&p->str, e->name), e->period / 1e6,
+			       (unsigned long long)e->count);
+		else
+			printf("# %s: %llu samples\n", strtab__get(&p->str, e->name),
+			       (unsigned long long)e->count);
+		printf("# %12s %8s", e->offcpu ? "ms" : "samples", "%");
+		for (k = 0; k < o->nr_keys; k++) {
+			static const char *names[] = { "comm", "pid", "tid", "dso", "symbol", "state" };
+
+			printf(o->keys[k] == SORT_PID || o->keys[k] == SORT_TID ? " %8s" : "  %-16s",
+			       names[o->keys[k]]);
+		}
+		printf("\n");
+		for (i = 0; i < n; i++) {
+			const struct entry *en = &ents[i];
+			double pct = total ? 100.0 * (double)en->value / (double)total : 0;
+
+			if (en->event != ev || pct < o->min_percent)
+				continue;
+			printf("  ");
+			print_value(p, ev, en->value, total);
+			for (k = 0; k < o->nr_keys; k++) {
+				switch (o->keys[k]) {
+				case SORT_COMM:
+					printf("  %-16s", strtab__get(&p->str, en->comm));
+					break;
+				case SORT_PID:
+					printf(" %8u", en->pid);
+					break;
+				case SORT_TID:
+					printf(" %8u", en->tid);
+					break;
+				case SORT_DSO:
+					printf("  %-16s", en->dso == UINT32_MAX ? "[unknown]" :
+					       strtab__get(&p->str, p->dsos[en->dso].short_name));
+					break;
+				case SORT_SYM:
+					printf("  %s", strtab__get(&p->str, en->sym));
+					break;
+				}
+			}
+			printf("\n");
+		}
+		if (have_sym) {
+			printf("\n# call paths to the top entries (innermost frame first)\n");
+			for (i = 0; i < n && shown < o->top; i++) {
+				double pct = total ? 100.0 * (double)ents[i].value / (double)total : 0;
+
+				if (ents[i].event != ev || pct < o->min_percent)
+					continue;
+				print_paths(p, &ents[i], next, total);
+				shown++;
+			}
+		}
+		printf("\n");
+	}
+	if (p->lost_records || p->lost_samples)
+		printf("# WARNING: %llu records and %llu samples were lost while recording\n",
+		       (unsigned long long)p->lost_records, (unsigned long long)p->lost_samples);
+out:
+	hashmap__free(&idx);
+	free(ents);
+	free(next);
+	free(tail);
+	return err;
+}
