@@ -12,6 +12,15 @@
 
 #define MAX_EVENTS 4096
 #define MAX_ATTR_SIZE 512
+#define MAX_STREAMS 4096
+
+/* Directory format: X/data's data section is stream 0, X/data.N stream N + 1. */
+struct rstream {
+	const uint8_t *data;
+	size_t size;
+	uint64_t pos, end, head_time;
+	bool head_known;
+};
 
 struct id_entry {
 	uint64_t id;
@@ -21,6 +30,9 @@ struct id_entry {
 struct perf_reader {
 	const uint8_t *data; /* whole input */
 	size_t size;
+	const uint8_t *base; /* what pos and end index: data, or a data.N stream */
+	struct rstream *st;
+	size_t nr_st, cur_st;
 	bool mapped, pipe;
 	struct perf_file_header hdr;
 	struct perf_reader_event *events;
@@ -36,16 +48,19 @@ struct perf_reader {
 	union {
 		uint64_t align;
 		char bytes[65536 + 16];
-	} scratch;
+	} scratch, peek;
 	char err[512];
 };
 
 static int fail(struct perf_reader *r, const char *fmt, ...)
 {
 	va_list ap;
+	size_t n = 0;
 
+	if (r->nr_st && r->cur_st)
+		n = (size_t)snprintf(r->err, sizeof(r->err), "data.%zu: ", r->cur_st - 1);
 	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	vsnprintf(r->err + n, sizeof(r->err) - n, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
@@ -253,9 +268,10 @@ static int open_file_mode(struct perf_reader *r)
 		return fail(r, "file is %zu bytes, shorter than a perf.data header (104)", r->size);
 	memcpy(h, r->data, sizeof(*h));
 	if (h->size != sizeof(*h))
-		return fail(r, "header size is %llu, expected 104", (unsigned long long)h->size);
+		return fail(r, "header size at offset 8 is %llu, expected 104",
+			    (unsigned long long)h->size);
 	if (h->attr_size < 64 + 16 || h->attr_size > MAX_ATTR_SIZE + 16)
-		return fail(r, "attr_size %llu in the header is not plausible",
+		return fail(r, "attr_size %llu in the header at offset 16 is not plausible",
 			    (unsigned long long)h->attr_size);
 	if (!in_bounds(r, h->attrs.offset, h->attrs.size))
 		return fail(r, "attrs section (offset %llu, size %llu) lies outside the file",
@@ -348,12 +364,74 @@ static int slurp_fd(struct perf_reader *r, int fd)
 	return 0;
 }
 
+static int map_file(const char *path, const uint8_t **data, size_t *size)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *m;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	*size = (size_t)st.st_size;
+	*data = NULL;
+	if (st.st_size > 0) {
+		m = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			close(fd);
+			return -errno;
+		}
+		*data = m;
+	}
+	close(fd);
+	return 0;
+}
+
+/* X/data.0 ... X/data.N next to X/data, merged with its data section by time. */
+static int open_streams(struct perf_reader *r, const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	size_t n;
+
+	if (!r->feat[FEAT_DIR_FORMAT].size)
+		return 0; /* as perf: without DIR_FORMAT, data.N are not part of the file */
+	r->st = calloc(MAX_STREAMS + 1, sizeof(*r->st));
+	if (!r->st) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r->st[0] = (struct rstream){ r->data, r->size, r->pos, r->end, 0, false };
+	r->nr_st = 1;
+	for (n = 0; n < MAX_STREAMS; n++) {
+		struct rstream *s = &r->st[r->nr_st];
+		int e;
+
+		snprintf(path, sizeof(path), "%s/data.%zu", dir, n);
+		e = map_file(path, &s->data, &s->size);
+		if (e == -ENOENT)
+			break;
+		if (e) {
+			snprintf(err, errlen, "cannot read %s: %s", path, strerror(-e));
+			return e;
+		}
+		s->pos = 0;
+		s->end = s->size;
+		r->nr_st++;
+	}
+	return 0;
+}
+
 struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen)
 {
 	struct perf_reader *r = calloc(1, sizeof(*r));
 	struct stat st;
 	uint64_t magic = 0, hsize = 0;
 	int fd = -1, e = 0;
+	const char *dir = NULL;
+	char dpath[4096];
 
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
@@ -368,8 +446,15 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
 			goto fail;
 		}
 		if (S_ISDIR(st.st_mode)) {
-			snprintf(err, errlen, "%s is a directory", path);
-			goto fail;
+			close(fd);
+			dir = path;
+			snprintf(dpath, sizeof(dpath), "%s/data", path);
+			path = dpath;
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0 || fstat(fd, &st)) {
+				snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+				goto fail;
+			}
 		}
 		if (S_ISREG(st.st_mode) && st.st_size > 0) {
 			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -408,6 +493,9 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
 		snprintf(err, errlen, "%s: %s", path, r->err);
 		goto fail;
 	}
+	r->base = r->data;
+	if (dir && !r->pipe && open_streams(r, dir, err, errlen))
+		goto fail;
 	r->err[0] = 0;
 	return r;
 fail:
@@ -431,6 +519,10 @@ void perf_reader__close(struct perf_reader *r)
 	free(r->idx);
 	for (i = 0; i < FEAT_MAX; i++)
 		free(r->pipe_feat[i]);
+	for (i = 1; i < r->nr_st; i++)
+		if (r->st[i].size)
+			munmap((void *)r->st[i].data, r->st[i].size);
+	free(r->st);
 	if (r->mapped)
 		munmap((void *)r->data, r->size);
 	else
@@ -510,18 +602,85 @@ static int pipe_meta(struct perf_reader *r, const struct perf_event_header *h)
 	return 0;
 }
 
+static long find_event(struct perf_reader *r, const struct perf_event_header *rec, bool sample);
+
+/* The time of the record at the head of stream @s; 0 when it has none. */
+static uint64_t head_time(struct perf_reader *r, const struct rstream *s)
+{
+	struct perf_event_header h;
+	struct perf_sample smp;
+	const char *why;
+	long ev;
+
+	if (s->end - s->pos < sizeof(h))
+		return 0;
+	memcpy(&h, s->data + s->pos, sizeof(h));
+	if (h.size < sizeof(h) || h.size > s->end - s->pos)
+		return 0;
+	memcpy(r->peek.bytes, s->data + s->pos, h.size);
+	memset(r->peek.bytes + h.size, 0, 8);
+	if (h.type >= PERF_RECORD_HEADER_ATTR)
+		return 0;
+	ev = find_event(r, (const void *)r->peek.bytes, h.type == PERF_RECORD_SAMPLE);
+	if (ev < 0 || !(r->events[ev].attr.sample_type & PERF_SAMPLE_TIME))
+		return 0;
+	if (h.type == PERF_RECORD_SAMPLE) {
+		if (perf_sample__parse(&r->events[ev].attr, (const void *)r->peek.bytes, &smp, &why))
+			return 0;
+	} else if (!r->events[ev].attr.sample_id_all ||
+		   perf_sample_id__parse(r->events[ev].attr.sample_type,
+					 (const void *)r->peek.bytes, &smp)) {
+		return 0;
+	}
+	return smp.time;
+}
+
+/* Directory format: continue with the stream whose next record is oldest. */
+static int pick_stream(struct perf_reader *r)
+{
+	size_t i, best = SIZE_MAX;
+
+	r->st[r->cur_st].pos = r->pos;
+	for (i = 0; i < r->nr_st; i++) {
+		struct rstream *s = &r->st[i];
+
+		if (s->pos >= s->end)
+			continue;
+		if (!s->head_known) {
+			s->head_time = head_time(r, s);
+			s->head_known = true;
+		}
+		if (best == SIZE_MAX || s->head_time < r->st[best].head_time)
+			best = i;
+	}
+	if (best == SIZE_MAX)
+		return 0;
+	r->cur_st = best;
+	r->base = r->st[best].data;
+	r->pos = r->st[best].pos;
+	r->end = r->st[best].end;
+	r->st[best].head_known = false;
+	return 1;
+}
+
 int perf_reader__next(struct perf_reader *r, const struct perf_event_header **rec)
 {
 	struct perf_event_header h;
 	const uint8_t *p;
 
+	if (r->nr_st) {
+		int e = pick_stream(r);
+
+		if (e <= 0)
+			return e;
+	}
 	if (r->pos >= r->end)
 		return 0;
 	r->cur = r->pos;
 	if (r->end - r->pos < sizeof(h))
 		return fail(r, "%llu stray bytes at the end of the data at offset %llu (truncated?)",
 			    (unsigned long long)(r->end - r->pos), (unsigned long long)r->pos);
-	p = r->data + r->pos;
+	p = r->base + r->pos;
 	memcpy(&h, p, sizeof(h));
 	if (h.size < sizeof(h))
 		return fail(r, "%s (type %u) at offset %llu has size %u", type_name(h.type), h.type,
@@ -628,6 +787,15 @@ const void *perf_reader__feature(const struct perf_reader *r, int feat, size_t *
 
 void perf_reader__progress(const struct perf_reader *r, uint64_t *pos, uint64_t *total)
 {
+	size_t i;
+
 	*pos = r->pos;
 	*total = r->end;
+	if (r->nr_st) {
+		*pos = *total = 0;
+		for (i = 0; i < r->nr_st; i++) {
+			*pos += (i == r->cur_st ? r->pos : r->st[i].pos) - (i ? 0 : r->hdr.data.offset);
+			*total += r->st[i].end - (i ? 0 : r->hdr.data.offset);
+		}
+	}
 }
