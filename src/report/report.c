@@ -45,7 +45,7 @@ static const struct argp_option report_options[] = {
 	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid, dso, sym "
 				  "(default comm,dso,sym)", 0 },
 	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
-	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 5)", 0 },
+	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 10)", 0 },
 	{ 0, 0, 0, 0, "Outputs (the text table when none is given):", 1 },
 	{ "folded", OPT_FOLDED, 0, 0, "Folded stacks on stdout: comm;outer;...;inner VALUE "
 				      "(us off-CPU, samples otherwise)", 1 },
@@ -267,7 +267,7 @@ int cmd_report(int argc, char **argv)
 	o.t.keys[1] = SORT_DSO;
 	o.t.keys[2] = SORT_SYM;
 	o.t.nr_keys = 3;
-	o.t.top = 5;
+	o.t.top = 10;
 	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
 		return 2;

@@ -405,8 +405,6 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 		open_debug(d, id_len ? id : d->build_id, id_len ? id_len : d->build_id_len);
 	if (d->dbg) {
 		add_syms(d, d->dbg, SHT_SYMTAB, &cap);
-		if (!d->elf)
-			d->elf = NULL;
 	}
 	if (d->elf) {
 		if (!d->nr_syms)
@@ -486,6 +484,17 @@ static const char *keep(struct symbolizer *s, const char *str)
 	return n[s->nr_strs] ? n[s->nr_strs++] : NULL;
 }
 
+/* Source paths relative to the compilation directory are made absolute. */
+static const char *keep_path(struct symbolizer *s, const char *dir, const char *file)
+{
+	char buf[4096];
+
+	if (!file || file[0] == '/' || !dir)
+		return keep(s, file);
+	snprintf(buf, sizeof(buf), "%s/%s", dir, file);
+	return keep(s, buf);
+}
+
 static const char *sym_name(struct symbolizer *s, struct sym *sy)
 {
 	if (s->o.demangle && !sy->owned) {
@@ -506,7 +515,8 @@ static int resolve_lines(struct symbolizer *s, struct sym_dso *d, uint64_t a,
 	Dwarf_Die cu, *scopes = NULL;
 	Dwarf_Line *line;
 	Dwarf_Files *files = NULL;
-	const char *file = NULL;
+	const char *file = NULL, *comp_dir;
+	Dwarf_Attribute cat;
 	int lineno = 0, n = 0, nscopes, i;
 
 	if (!d->dw || !dwarf_addrdie(d->dw, a, &cu))
@@ -517,6 +527,7 @@ static int resolve_lines(struct symbolizer *s, struct sym_dso *d, uint64_t a,
 		dwarf_lineno(line, &lineno);
 	}
 	dwarf_getsrcfiles(&cu, &files, NULL);
+	comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &cat));
 	nscopes = dwarf_getscopes(&cu, a, &scopes);
 	for (i = 0; i < nscopes && n < max - 1; i++) {
 		Dwarf_Attribute at;
@@ -527,8 +538,8 @@ static int resolve_lines(struct symbolizer *s, struct sym_dso *d, uint64_t a,
 			continue;
 		name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &at));
 		out[n++] = (struct sym_frame){ .name = keep(s, name ? name : "[inlined]"),
-					       .file = keep(s, file), .line = (uint32_t)lineno,
-					       .inlined = true };
+					       .file = keep_path(s, comp_dir, file),
+					       .line = (uint32_t)lineno, .inlined = true };
 		file = NULL;
 		lineno = 0;
 		if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &at), &w) == 0)
@@ -537,7 +548,8 @@ static int resolve_lines(struct symbolizer *s, struct sym_dso *d, uint64_t a,
 			lineno = (int)w;
 	}
 	free(scopes);
-	out[n++] = (struct sym_frame){ .name = fn, .file = keep(s, file), .line = (uint32_t)lineno };
+	out[n++] = (struct sym_frame){ .name = fn, .file = keep_path(s, comp_dir, file),
+				       .line = (uint32_t)lineno };
 	return n;
 }
 
