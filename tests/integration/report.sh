@@ -1,0 +1,310 @@
+# Integration tests of offcpu report (issue 4): symbols, outputs read back by
+# their real clients (go tool pprof, headless chromium), perf's own files,
+# filters and hostile input. Each test_* runs in its own temporary directory.
+# shellcheck shell=bash
+
+GT_FUNCS="gt_sleep_thread gt_pipe_thread gt_poll_thread gt_feed_thread gt_signal_thread"
+
+record_gt() {
+	"$OFFCPU" record -q -o gt.data -- "$GT" -r truth.txt || fail "record failed"
+	[ -s truth.txt ] || fail "no ground truth"
+}
+
+# folded_per_comm FILE: "comm ns" summed from folded lines (VALUE in us)
+folded_per_comm() {
+	awk '{ v = $NF; split($0, a, ";"); s[a[1]] += v } END { for (c in s) printf "%s %.0f\n", c, s[c] * 1000 }' "$1"
+}
+
+# --folded totals per thread match what each thread measured, within 5%;
+# the workload's functions appear by name in every output.
+test_report_groundtruth_outputs() {
+	record_gt
+	"$OFFCPU" report -i gt.data --folded >gt.folded 2>err.txt || { cat err.txt; fail "folded failed"; }
+	head -20 gt.folded
+	folded_per_comm gt.folded >comm.tot
+	bad=0
+	while read -r comm tid ns calls; do
+		got=$(awk -v c="$comm" '$1 == c { print $2 }' comm.tot)
+		echo "  $comm: blocked $ns ns, folded $got ns"
+		within 5 "${got:-0}" "$ns" || bad=1
+	done <truth.txt
+	[ $bad = 0 ] || fail "folded totals differ from ground truth by more than 5%"
+	# folded lines: comm first, root first, value last
+	grep -q '^gt-sleep;start_thread;gt_sleep_thread;clock_nanosleep[^;]* [0-9][0-9]*$' gt.folded ||
+		fail "gt-sleep's stack not folded root first"
+	"$OFFCPU" report -i gt.data >gt.txt || fail "text report failed"
+	"$OFFCPU" report -i gt.data --json >gt.json || fail "json report failed"
+	"$OFFCPU" report -i gt.data --svg gt.svg --pprof gt.pb.gz || fail "svg/pprof failed"
+	python3 -c 'import json,sys; d = json.load(open("gt.json")); assert d["rows"] and d["events"][0]["name"] == "offcpu-time"' ||
+		fail "json does not parse"
+	gunzip -c gt.pb.gz >gt.pb || fail "pprof is not gzip"
+	for fn in $GT_FUNCS; do
+		for f in gt.folded gt.txt gt.json gt.svg gt.pb; do
+			grep -q "$fn" "$f" || fail "$fn missing from $f"
+		done
+	done
+	# text: header with total, the top entry and a call path through the workload
+	grep -q '^# offcpu-time: .* ms off-CPU' gt.txt || fail "no event header in text output"
+	grep -q 'clock_nanosleep' gt.txt && grep -q 'call paths' gt.txt || fail "text output lacks entries or call paths"
+	# json totals per thread agree with truth too
+	python3 - <<-'EOF' || fail "json per-thread totals differ from truth"
+		import json
+		d = json.load(open("gt.json"))
+		tot = {}
+		for r in d["rows"]:
+		    if r["event"] == "offcpu-time":
+		        tot[r["tid"]] = tot.get(r["tid"], 0) + r["value"]
+		for line in open("truth.txt"):
+		    comm, tid, ns, calls = line.split()
+		    got = tot.get(int(tid), 0)
+		    print(f"  json {comm}: {got} vs {ns}")
+		    assert abs(got - int(ns)) <= int(ns) * 0.05
+	EOF
+}
+
+# go tool pprof reads the profile: functions, total, and the binary's build id
+test_report_pprof_go_tool() {
+	command -v go >/dev/null || fail "go not installed (golang-go)"
+	record_gt
+	"$OFFCPU" report -i gt.data --pprof gt.pb.gz || fail "pprof failed"
+	HOME=$PWD GOCACHE=$PWD/.gocache go tool pprof -top gt.pb.gz >top.txt 2>top.err || { cat top.err; fail "go tool pprof failed"; }
+	cat top.txt
+	for fn in $GT_FUNCS; do
+		grep -q " $fn\$" top.txt || fail "$fn not listed by go tool pprof"
+	done
+	grep -q '^Type: offcpu' top.txt || fail "default sample type is not offcpu"
+	total_ms=$(sed -n 's/.* of \([0-9.]*\)ms total.*/\1/p' top.txt)
+	truth_ms=$(awk '{ s += $3 } END { printf "%.3f", s / 1e6 }' truth.txt)
+	# the main thread's join wait is in the profile too: at least the threads' sum
+	awk -v t="$total_ms" -v e="$truth_ms" 'BEGIN { exit !(t >= e * 0.95) }' || fail "pprof total $total_ms ms < truth $truth_ms ms"
+	# per-thread: tag focus on the thread label
+	HOME=$PWD GOCACHE=$PWD/.gocache go tool pprof -top -tagfocus=thread=gt-sleep gt.pb.gz >sleep.txt 2>/dev/null
+	got=$(sed -n 's/.*accounting for \([0-9.]*\)\(m*s\),.*/\1 \2/p' sleep.txt | awk '{ print ($2 == "s") ? $1 * 1000 : $1 }')
+	want=$(awk '$1 == "gt-sleep" { printf "%.3f", $3 / 1e6 }' truth.txt)
+	echo "gt-sleep: pprof $got ms, truth $want ms"
+	within 5 "$got" "$want" || fail "gt-sleep in pprof: $got ms, expected $want ms"
+	# the mapping carries the binary's build id
+	id=$(readelf -n "$GT" | awk '/Build ID/ { print $3 }')
+	HOME=$PWD GOCACHE=$PWD/.gocache go tool pprof -raw gt.pb.gz >raw.txt 2>/dev/null
+	grep -q "$id" raw.txt || fail "build id $id of groundtruth not in the pprof mappings"
+	# a sampling event: samples and cpu nanoseconds
+	perf record -q -g -e cpu-clock -o spin.data "$SPIN" 0.5 >/dev/null 2>&1 || fail "perf record failed"
+	"$OFFCPU" report -i spin.data --pprof spin.pb.gz || fail "pprof of perf file failed"
+	HOME=$PWD GOCACHE=$PWD/.gocache go tool pprof -top spin.pb.gz >spin.txt 2>&1 || { cat spin.txt; fail "go tool pprof failed on spin"; }
+	awk '/flat%/ { getline; print; exit }' spin.txt | grep -q spin_hot || { cat spin.txt; fail "spin_hot not on top in pprof"; }
+}
+
+# png_pixels FILE: "blue warm other" pixel counts of an 8-bit RGB(A) PNG
+png_pixels() {
+	python3 - "$1" <<-'EOF'
+		import struct, sys, zlib
+		data = open(sys.argv[1], "rb").read()
+		assert data[:8] == b"\x89PNG\r\n\x1a\n"
+		pos, idat, w = 8, b"", 0
+		while pos < len(data):
+		    n, t = struct.unpack(">I4s", data[pos:pos + 8])
+		    body = data[pos + 8:pos + 8 + n]
+		    if t == b"IHDR":
+		        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+		        assert depth == 8 and ctype in (2, 6)
+		        bpp = 3 if ctype == 2 else 4
+		    elif t == b"IDAT":
+		        idat += body
+		    pos += 12 + n
+		raw = zlib.decompress(idat)
+		stride = w * bpp
+		prev = bytearray(stride)
+		blue = warm = other = 0
+		i = 0
+		for y in range(h):
+		    f = raw[i]; line = bytearray(raw[i + 1:i + 1 + stride]); i += 1 + stride
+		    for x in range(stride):
+		        a = line[x - bpp] if x >= bpp else 0
+		        b = prev[x]; c = prev[x - bpp] if x >= bpp else 0
+		        if f == 1: line[x] = (line[x] + a) & 255
+		        elif f == 2: line[x] = (line[x] + b) & 255
+		        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+		        elif f == 4:
+		            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+		            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+		    prev = line
+		    for x in range(0, stride, bpp):
+		        r, g, b = line[x], line[x + 1], line[x + 2]
+		        if b > 180 and r < 110 and g > 110: blue += 1
+		        elif r > 200 and b < 70: warm += 1
+		        else: other += 1
+		print(blue, warm, other)
+	EOF
+}
+
+# The flame graph renders in headless chromium: frames drawn in the off-CPU
+# palette, search computes the matched share in the browser, zoom widens.
+test_report_svg_chromium() {
+	command -v chromium >/dev/null || fail "chromium not installed"
+	record_gt
+	"$OFFCPU" report -i gt.data --svg gt.svg || fail "svg failed"
+	xmllint --noout gt.svg 2>/dev/null || python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse("gt.svg")' ||
+		fail "svg is not well-formed XML"
+	run_chromium() { timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--user-data-dir="$PWD/chr" "$@" 2>>chromium.err; }
+	# search runs in the page: the matched share is gt-sleep's blocked time
+	run_chromium --dump-dom "file://$PWD/gt.svg#search=gt_sleep_thread" >dom.txt || { tail chromium.err; fail "chromium failed"; }
+	grep -q 'data-ready="[1-9]' dom.txt || fail "the flame graph's script did not run"
+	got=$(sed -n 's/.*id="matched"[^>]*data-value="\([0-9]*\)".*/\1/p' dom.txt)
+	want=$(awk '$1 == "gt-sleep" { print $3 }' truth.txt)
+	echo "search gt_sleep_thread in chromium: $got ns, truth $want ns"
+	within 5 "${got:-0}" "$want" || fail "search matched $got ns, expected $want"
+	grep -q 'Matched: [0-9.]*%' dom.txt || fail "no matched percentage shown"
+	# zoom into gt_sleep_thread: its frame spans the full width
+	run_chromium --dump-dom "file://$PWD/gt.svg#zoom=gt_sleep_thread" >zoom.txt
+	grep -o '<g class="f[^"]*" data-n="gt_sleep_thread"[^>]*>.*</g>' zoom.txt | grep -q 'width="1180"' ||
+		fail "zoom did not widen gt_sleep_thread to the full width"
+	grep -q 'data-n="gt_pipe_thread"[^>]*style="display: none;"' zoom.txt || fail "zoom did not hide other threads"
+	# the picture: frames are drawn, in blues, with no on-CPU warm colours
+	run_chromium --window-size=1200,300 --screenshot="$PWD/gt.png" "file://$PWD/gt.svg" >/dev/null
+	[ -s gt.png ] || { tail chromium.err; fail "no screenshot"; }
+	read -r blue warm other < <(png_pixels gt.png)
+	echo "screenshot pixels: blue $blue, warm $warm, other $other"
+	[ "$blue" -gt 20000 ] || fail "too few off-CPU coloured pixels ($blue)"
+	[ "$warm" -lt 100 ] || fail "on-CPU colours in an off-CPU graph ($warm)"
+	# hover details: each frame's title has its time and percent
+	grep -q '<title>gt_sleep_thread ([0-9.]* ms, [0-9.]*%)</title>' gt.svg || fail "no hover title with time and percent"
+}
+
+# perf record -g of a spinning program: its spinning function on top
+test_report_perf_spin() {
+	perf record -q -g -e cpu-clock -o spin.data "$SPIN" 1 >/dev/null 2>&1 || fail "perf record failed"
+	"$OFFCPU" report -i spin.data >spin.txt 2>err.txt || { cat err.txt; fail "report failed"; }
+	head -8 spin.txt
+	grep -q '^# cpu-clock: [0-9]* samples' spin.txt || fail "no cpu-clock header"
+	awk '!/^#/ && NF { print; exit }' spin.txt | grep -q 'spin_hot$' || fail "spin_hot not on top"
+	pct=$(awk '!/^#/ && NF { sub("%", "", $2); print $2; exit }' spin.txt)
+	awk -v p="$pct" 'BEGIN { exit !(p > 80) }' || fail "spin_hot only $pct%"
+	"$OFFCPU" report -i spin.data --folded | sort -k2 -n | tail -1 | grep -q ';spin_hot [0-9]*$' || fail "spin_hot not the top folded stack"
+	# kernel frames are symbolized from kallsyms, and from a given file
+	"$OFFCPU" report -i spin.data --folded >spin.folded
+	if grep -q '_\[k\]' spin.folded; then
+		grep -q '\[unknown\]_\[k\]' spin.folded && fail "unresolved kernel frames"
+		awk '{ printf "%016x T fake_kernel_symbol\n", 0 }' /dev/null >/dev/null
+		printf 'ffffffff00000000 T fake_kernel_symbol\n' >fake.kallsyms
+		"$OFFCPU" report -i spin.data --kallsyms fake.kallsyms --folded | grep -q 'fake_kernel_symbol_\[k\]' ||
+			fail "--kallsyms file not used"
+	else
+		echo "note: perf recorded no kernel frames"
+	fi
+	# pipe mode from perf
+	perf record -q -g -e cpu-clock -o - "$SPIN" 0.3 2>/dev/null | "$OFFCPU" report -i - >pipe.txt || fail "pipe report failed"
+	awk '!/^#/ && NF { print; exit }' pipe.txt | grep -q 'spin_hot$' || { cat pipe.txt; fail "spin_hot not on top in pipe mode"; }
+}
+
+# perf's directory format (perf record --threads): data and data.N merged
+test_report_perf_directory() {
+	perf record -q --threads -g -e cpu-clock -o spin.dir "$SPIN" 0.5 >/dev/null 2>&1 || fail "perf record --threads failed"
+	[ -d spin.dir ] || fail "perf did not write a directory"
+	ls -la spin.dir
+	"$OFFCPU" report -i spin.dir >dir.txt 2>err.txt || { cat err.txt; fail "report of a directory failed"; }
+	head -5 dir.txt
+	n=$(sed -n 's/^# cpu-clock: \([0-9]*\) samples/\1/p' dir.txt)
+	want=$(perf script -i spin.dir -F tid 2>/dev/null | wc -l)
+	echo "samples: offcpu $n, perf $want"
+	[ "${n:-0}" -gt 0 ] && [ "$n" = "$want" ] || fail "directory: $n samples, perf counts $want"
+	awk '!/^#/ && NF { print; exit }' dir.txt | grep -q 'spin_hot$' || fail "spin_hot not on top"
+}
+
+# pipe input, and the filters: --tid, --pid, --comm, --event, --time
+test_report_pipe_and_filters() {
+	record_gt
+	"$OFFCPU" report -i gt.data --folded >file.folded || fail "report failed"
+	"$OFFCPU" report -i - --folded <gt.data >stdin.folded || fail "report from stdin failed"
+	cmp file.folded stdin.folded || fail "stdin and file reports differ"
+	tid=$(awk '$1 == "gt-pipe" { print $2 }' truth.txt)
+	ns=$(awk '$1 == "gt-pipe" { print $3 }' truth.txt)
+	"$OFFCPU" report -i gt.data --tid "$tid" --folded >tid.folded
+	[ "$(cut -d';' -f1 tid.folded | sort -u)" = gt-pipe ] || { cat tid.folded; fail "--tid kept other threads"; }
+	got=$(folded_per_comm tid.folded | awk '{ print $2 }')
+	within 5 "$got" "$ns" || fail "--tid: $got ns, expected $ns"
+	"$OFFCPU" report -i gt.data --comm gt-poll,gt-cond --folded | cut -d';' -f1 | sort -u >comm.txt
+	[ "$(tr '\n' ' ' <comm.txt)" = "gt-cond gt-poll " ] || { cat comm.txt; fail "--comm"; }
+	pid=$(perf script -i gt.data -F pid 2>/dev/null | head -1 | tr -d ' ')
+	"$OFFCPU" report -i gt.data --pid "$pid" --folded | cmp - file.folded || fail "--pid of the workload changed the output"
+	[ -z "$("$OFFCPU" report -i gt.data --pid 1 --folded)" ] || fail "--pid 1 kept samples"
+	# --time: the summed samples carry the end time; a window before them is empty
+	t=$(perf script -i gt.data -F time 2>/dev/null | head -1 | tr -d ' :')
+	[ -z "$("$OFFCPU" report -i gt.data --time ,"$(awk -v t="$t" 'BEGIN { printf "%.6f", t - 0.001 }')" --folded)" ] ||
+		fail "--time window before the samples is not empty"
+	"$OFFCPU" report -i gt.data --time "$(awk -v t="$t" 'BEGIN { printf "%.6f", t - 0.001 }')", --folded | cmp - file.folded ||
+		fail "--time window around the samples lost some"
+	"$OFFCPU" report -i gt.data --event nosuch >/dev/null 2>err.txt && fail "unknown event accepted"
+	grep -q "nosuch" err.txt || fail "unknown event not named"
+	"$OFFCPU" report -i gt.data --sort state >/dev/null 2>err.txt; [ $? = 2 ] || fail "--sort state should be a usage error"
+	"$OFFCPU" report -i gt.data --sort tid,comm -m 15 >sorted.txt || fail "--sort tid,comm failed"
+	rows=$(grep -vc '^#\|^$' sorted.txt)
+	[ "$rows" -ge 1 ] && [ "$rows" -le 6 ] || { cat sorted.txt; fail "--min-percent 15 kept $rows rows"; }
+	per_tid_offcpu gt.data >own.tot
+	check_threads truth.txt own.tot 5
+}
+
+# --lines: source file and line through libdw; build id mismatch reported
+test_report_lines_and_build_id() {
+	cp "$GT" ./gtcopy
+	"$OFFCPU" record -q -o gt.data -- ./gtcopy -r truth.txt || fail "record failed"
+	"$OFFCPU" report -i gt.data --lines --json >lines.json || fail "--lines failed"
+	grep -q '"sym": "gt_sleep_thread", "dso": "gtcopy", "file": "[^"]*groundtruth.c", "line": [1-9]' lines.json ||
+		{ grep -m3 gt_sleep lines.json; fail "no source line for gt_sleep_thread"; }
+	line=$(grep -o '"sym": "gt_sleep_thread", "dso": "gtcopy", "file": "[^"]*", "line": [0-9]*' lines.json | head -1 | sed 's/.*"line": //')
+	src=$(grep -o '"sym": "gt_sleep_thread", "dso": "gtcopy", "file": "[^"]*"' lines.json | head -1 | sed 's/.*"file": "//; s/"$//')
+	sed -n "${line}p" "$src" | grep -q 'gt_sleep_block\|nanosleep\|sleep' || { sed -n "${line}p" "$src"; fail "line $line of $src is not the sleep call"; }
+	# change the binary's build id: names must not be trusted any more
+	id=$(readelf -n gtcopy | awk '/Build ID/ { print $3 }')
+	off=$(python3 -c 'import sys; print(open("gtcopy", "rb").read().find(bytes.fromhex(sys.argv[1])))' "$id")
+	[ "$off" -gt 0 ] || fail "build id $id not found in gtcopy"
+	printf '\xde\xad\xbe\xef' | dd of=gtcopy bs=1 seek="$off" conv=notrunc 2>/dev/null
+	"$OFFCPU" report -i gt.data --folded >mm.folded 2>mm.err || fail "report failed"
+	cat mm.err
+	grep -q 'build id mismatch for .*gtcopy' mm.err || fail "mismatch not reported"
+	grep -q gt_sleep_thread mm.folded && fail "names from a mismatched binary"
+	true
+}
+
+# A few hundred truncated and bit-flipped copies of a real file: every run
+# ends with exit 0 or 1 and a message naming the offset, never a signal.
+test_report_corrupt_copies() {
+	"$OFFCPU" record -q -o gt.data -- "$GT" || fail "record failed"
+	perf record -q -g -e cpu-clock -o spin.data "$SPIN" 0.2 >/dev/null 2>&1 || fail "perf record failed"
+	python3 - <<-'EOF'
+		import os, random
+		random.seed(4)
+		os.makedirs("bad", exist_ok=True)
+		for src in ("gt.data", "spin.data"):
+		    d = open(src, "rb").read()
+		    for i in range(60):
+		        open(f"bad/{src}.trunc{i}", "wb").write(d[:random.randrange(len(d))])
+		    for i in range(90):
+		        b = bytearray(d)
+		        for _ in range(random.choice((1, 2, 8, 64))):
+		            p = random.randrange(len(b))
+		            b[p] ^= 1 << random.randrange(8)
+		        open(f"bad/{src}.flip{i}", "wb").write(bytes(b))
+		    for i in range(10):  # hostile sizes in the header and in records
+		        b = bytearray(d)
+		        p = random.choice((16, 24, 32, 40, 48)) + (0 if i % 2 else 4)
+		        b[p:p + 4] = b"\xff\xff\xff\x7f"
+		        open(f"bad/{src}.size{i}", "wb").write(bytes(b))
+	EOF
+	n=0 ok=0 err=0
+	for f in bad/*; do
+		n=$((n + 1))
+		timeout 20 "$OFFCPU" report -i "$f" --folded >/dev/null 2>e.txt
+		rc=$?
+		case $rc in
+		0) ok=$((ok + 1)) ;;
+		1) err=$((err + 1))
+		   grep -q 'offset\|not a perf.data\|shorter than\|lies outside\|no event\|not finished\|plausible' e.txt ||
+			{ cat e.txt; fail "$f: error without an offset or reason"; } ;;
+		*) cat e.txt; fail "$f: exit $rc (signal or hang)" ;;
+		esac
+	done
+	echo "$n corrupt copies: $ok read, $err refused with an error"
+	[ "$n" -ge 300 ] || fail "only $n copies"
+	[ "$err" -gt 0 ] || fail "no copy was refused"
+}
