@@ -19,6 +19,7 @@ struct wevent {
 
 struct perf_writer {
 	int fd;
+	bool pipe; /* perf's pipe format: sequential, metadata as records */
 	uint64_t off; /* file offset of the next byte to write */
 	char *buf;
 	size_t buf_len;
@@ -95,7 +96,8 @@ static int flush_buf(struct perf_writer *w)
 	if (w->err)
 		return w->err;
 	if (w->buf_len) {
-		int err = write_full_at(w->fd, w->buf, w->buf_len, w->off - w->buf_len);
+		int err = w->pipe ? write_full(w->fd, w->buf, w->buf_len) :
+				    write_full_at(w->fd, w->buf, w->buf_len, w->off - w->buf_len);
 
 		if (err)
 			w->err = err;
@@ -112,7 +114,7 @@ static int out(struct perf_writer *w, const void *p, size_t n)
 		if (flush_buf(w))
 			return w->err;
 		w->off += n;
-		w->err = write_full_at(w->fd, p, n, w->off - n);
+		w->err = w->pipe ? write_full(w->fd, p, n) : write_full_at(w->fd, p, n, w->off - n);
 		return w->err;
 	}
 	if (w->buf_len + n > WBUF_SIZE && flush_buf(w))
@@ -140,6 +142,69 @@ struct perf_writer *perf_writer__new(int fd)
 	/* The header is written last; reserve its place now. */
 	w->off = sizeof(struct perf_file_header);
 	return w;
+}
+
+struct perf_writer *perf_writer__new_pipe(int fd)
+{
+	struct perf_writer *w = perf_writer__new(fd);
+	struct perf_pipe_file_header h = { PERF_MAGIC2, sizeof(h) };
+
+	if (!w)
+		return NULL;
+	w->pipe = true;
+	w->off = 0;
+	out(w, &h, sizeof(h));
+	return w;
+}
+
+int perf_writer__flush(struct perf_writer *w)
+{
+	return flush_buf(w);
+}
+
+bool perf_writer__is_pipe(const struct perf_writer *w)
+{
+	return w->pipe;
+}
+
+/* Pipe mode: metadata travels as records, in the data stream. */
+static int pipe_feature(struct perf_writer *w, int feat, const void *data, size_t size)
+{
+	struct perf_event_header h = { PERF_RECORD_HEADER_FEATURE, 0, 0 };
+	uint64_t id = (uint64_t)feat;
+	static const char zeros[8];
+	size_t total = sizeof(h) + 8 + PERF_ALIGN(size, 8);
+
+	if (total > 0xffff)
+		return -E2BIG;
+	h.size = (uint16_t)total;
+	out(w, &h, sizeof(h));
+	out(w, &id, 8);
+	out(w, data, size);
+	return out(w, zeros, PERF_ALIGN(size, 8) - size);
+}
+
+static int pipe_event(struct perf_writer *w, const struct wevent *ev)
+{
+	struct perf_event_header h = { PERF_RECORD_HEADER_ATTR, 0, 0 };
+	struct perf_event_header u = { PERF_RECORD_EVENT_UPDATE, 0, 0 };
+	uint64_t type = PERF_EVENT_UPDATE_NAME;
+	static const char zeros[8];
+	size_t name_len = strlen(ev->name) + 1, name_pad = PERF_ALIGN(name_len, 8);
+
+	h.size = (uint16_t)(sizeof(h) + PERFDATA_ATTR_SIZE + ev->nr_ids * 8);
+	out(w, &h, sizeof(h));
+	out(w, &ev->attr, PERFDATA_ATTR_SIZE);
+	out(w, ev->ids, ev->nr_ids * 8);
+	if (!ev->nr_ids)
+		return w->err;
+	/* perf 6.1 names pipe-mode events from EVENT_UPDATE, not EVENT_DESC */
+	u.size = (uint16_t)(sizeof(u) + 16 + name_pad);
+	out(w, &u, sizeof(u));
+	out(w, &type, 8);
+	out(w, &ev->ids[0], 8);
+	out(w, ev->name, name_len);
+	return out(w, zeros, name_pad - name_len);
 }
 
 void perf_writer__free(struct perf_writer *w)
@@ -183,7 +248,7 @@ int perf_writer__add_event(struct perf_writer *w, const struct perf_event_attr *
 	memcpy(ev->ids, ids, nr_ids * sizeof(uint64_t));
 	ev->nr_ids = nr_ids;
 	w->nr_events++;
-	return 0;
+	return w->pipe ? pipe_event(w, ev) : 0;
 }
 
 int perf_writer__write(struct perf_writer *w, const struct perf_event_header *rec)
@@ -211,6 +276,8 @@ int perf_writer__set_feature(struct perf_writer *w, int feat, const void *data, 
 {
 	if (feat <= 0 || feat >= FEAT_MAX)
 		return -EINVAL;
+	if (w->pipe)
+		return pipe_feature(w, feat, data, size);
 	featbuf__free(&w->feats[feat]);
 	featbuf__bytes(&w->feats[feat], data, size);
 	w->have_feat[feat] = true;
@@ -226,13 +293,18 @@ int perf_writer__add_build_id(struct perf_writer *w, int32_t pid, bool kernel,
 
 	if (id_len > sizeof(e.build_id))
 		return -EINVAL;
-	e.header.type = 0;
+	e.header.type = w->pipe ? PERF_RECORD_HEADER_BUILD_ID : 0;
 	e.header.misc = (kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER) |
 			PERF_RECORD_MISC_BUILD_ID_SIZE_FLAG;
 	e.header.size = (uint16_t)(sizeof(e) + padded);
 	e.pid = pid;
 	memcpy(e.build_id, id, id_len);
 	e.size = (uint8_t)id_len;
+	if (w->pipe) {
+		out(w, &e, sizeof(e));
+		out(w, filename, name_len);
+		return out(w, zeros, padded - name_len);
+	}
 	featbuf__bytes(&w->build_ids, &e, sizeof(e));
 	featbuf__bytes(&w->build_ids, filename, name_len);
 	featbuf__bytes(&w->build_ids, zeros, padded - name_len);
@@ -262,6 +334,15 @@ int perf_writer__finish(struct perf_writer *w)
 	uint64_t data_end = w->off, *id_offs;
 	size_t nfeat = 0, i, k;
 	int err;
+
+	if (w->pipe) {
+		if (w->last_time) {
+			uint64_t t[2] = { w->first_time, w->last_time };
+
+			pipe_feature(w, FEAT_SAMPLE_TIME, t, sizeof(t));
+		}
+		return flush_buf(w);
+	}
 
 	if (w->nr_events && !w->have_feat[FEAT_EVENT_DESC]) {
 		err = make_event_desc(w, &w->feats[FEAT_EVENT_DESC]);

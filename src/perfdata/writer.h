@@ -33,6 +33,16 @@ void featbuf__free(struct featbuf *b);
 struct perf_writer *perf_writer__new(int fd);
 
 /*
+ * Open a pipe-mode writer on @fd (stdout, a pipe): the 16-byte header, then
+ * records only. Events, features and build ids are written as records when
+ * they are declared, so declare events before any record that uses them.
+ */
+struct perf_writer *perf_writer__new_pipe(int fd);
+bool perf_writer__is_pipe(const struct perf_writer *w);
+/* Write out what is buffered (pipe readers see records as they come). */
+int perf_writer__flush(struct perf_writer *w);
+
+/*
  * Declare an event: its attr (sample_type etc.), name and the ids its records
  * carry. Must come before perf_writer__close(); may come after records.
  */
