@@ -13,6 +13,10 @@
 
 #define OFFCPU_MAX_STACK_DEPTH 127
 
+/* Values of the process filter map. */
+#define OFFCPU_FILTER_ACTIVE 1 /* record this process */
+#define OFFCPU_FILTER_AT_EXEC 2 /* record it once it execs (a workload being started) */
+
 /* Task states as offcpu names them; bit i of a state mask selects state i. */
 enum offcpu_state {
 	OFFCPU_STATE_R = 0, /* runnable: preempted or yielded */
@@ -30,11 +34,19 @@ enum offcpu_state {
 struct offcpu_key {
 	__u32 pid; /* thread id */
 	__u32 tgid; /* process id */
-	__s32 user_stack_id; /* -1 when not walked or failed */
-	__s32 kern_stack_id; /* -1 when not walked or failed */
+	__s32 user_stack_id; /* id in the stack map; -1 when not walked or failed */
 	__u32 state; /* enum offcpu_state */
-	__u32 pad;
+	__u64 kern_stack; /* key in the kernel stack map (a hash of it); 0: none */
 	__u64 cgroup_id; /* 0 unless cgroups are recorded */
+};
+
+/* A block at or above the threshold, sent to user space as it ends. */
+struct offcpu_event {
+	__u64 time; /* switch-in: the moment the thread ran again */
+	__u64 period; /* blocked ns */
+	struct offcpu_key key;
+	__u32 cpu;
+	__u32 pad;
 };
 
 struct offcpu_val {
@@ -49,9 +61,13 @@ struct offcpu_task {
 	__u64 ts; /* switch-out time (CLOCK_MONOTONIC ns), 0 when not tracked */
 	__u64 cgroup_id;
 	__s32 user_stack_id;
-	__s32 kern_stack_id;
 	__u32 state;
-	__u32 pad;
+};
+
+/* How blocks at or above the threshold reach user space. */
+enum offcpu_transport {
+	OFFCPU_TRANSPORT_RINGBUF = 0, /* one BPF ring buffer shared by all cpus */
+	OFFCPU_TRANSPORT_PERFBUF = 1, /* a perf event array, one buffer per cpu */
 };
 
 /* Indexes of the per-cpu counter array. */
@@ -63,6 +79,8 @@ enum offcpu_counter {
 	OFFCPU_CNT_NO_STORAGE, /* blocks missed: no per-task storage */
 	OFFCPU_CNT_FILTER_FULL, /* children not followed: filter map full */
 	OFFCPU_CNT_UNPAIRED, /* blocks lost: the switch-in was not seen */
+	OFFCPU_CNT_STREAMED, /* blocks sent to user space one by one */
+	OFFCPU_CNT_OUTPUT_FULL, /* long blocks summed instead: output buffer full */
 	OFFCPU_CNT_NR,
 };
 

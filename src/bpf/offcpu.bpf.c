@@ -25,7 +25,11 @@ const volatile bool filter_cgroup = false;
 const volatile bool follow_forks = false;
 const volatile bool record_cgroup = false;
 const volatile bool user_stacks = true;
+const volatile bool kernel_stacks = false;
 const volatile __u32 state_mask = OFFCPU_DEFAULT_STATES;
+const volatile __u64 thresh_ns = ~0ULL; /* blocks this long or longer are streamed */
+const volatile __u32 transport = OFFCPU_TRANSPORT_RINGBUF;
+const volatile __u64 wakeup_bytes = 0; /* ring buffer fill that wakes user space */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -36,12 +40,38 @@ struct {
 	__uint(max_entries, 16384);
 } stacks SEC(".maps");
 
+/* Kernel stacks, keyed by a hash of their frames (taken at switch-in). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__uint(value_size, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 16384);
+} kstacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__uint(value_size, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 1);
+} kstack_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct offcpu_key);
 	__type(value, struct offcpu_val);
 	__uint(max_entries, 16384);
 } summed SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20); /* resized by user space */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} perf_events SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -135,8 +165,12 @@ static __always_inline bool wanted(struct task_struct *prev, bool preempt, __u32
 	*state = classify(preempt, task_state(prev));
 	if (!(state_mask & OFFCPU_STATE_MASK(*state)))
 		return false;
-	if (filter_tgid && !bpf_map_lookup_elem(&tgid_filter, &tgid))
-		return false;
+	if (filter_tgid) {
+		__u8 *v = bpf_map_lookup_elem(&tgid_filter, &tgid);
+
+		if (!v || *v != OFFCPU_FILTER_ACTIVE)
+			return false;
+	}
 	if (filter_tid && !bpf_map_lookup_elem(&tid_filter, &pid))
 		return false;
 	if (filter_cpu) {
@@ -158,7 +192,6 @@ static __always_inline void switch_out(void *ctx, struct offcpu_task *t, __u32 s
 	if (t->ts)
 		count(OFFCPU_CNT_UNPAIRED);
 	t->state = state;
-	t->kern_stack_id = -1;
 	t->user_stack_id = -1;
 	if (user_stacks) {
 		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
@@ -172,10 +205,97 @@ static __always_inline void switch_out(void *ctx, struct offcpu_task *t, __u32 s
 	t->ts = now;
 }
 
-static __always_inline void switch_in(struct task_struct *next, struct offcpu_task *t, __u64 now)
+/*
+ * The kernel stack of a task about to run again: it has not run since it
+ * blocked, so its saved stack is the blocking path, without the scheduler's
+ * or this program's frames. Stored under a hash of its frames.
+ */
+static __always_inline __u64 kernel_stack(struct task_struct *next)
+{
+	__u32 zero = 0;
+	__u64 *buf = bpf_map_lookup_elem(&kstack_scratch, &zero);
+	__u64 h = 0xcbf29ce484222325ULL;
+	long n;
+	int i;
+
+	if (!buf)
+		return 0;
+	n = bpf_get_task_stack(next, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64), 0);
+	if (n <= 0) {
+		count(OFFCPU_CNT_KSTACK_FAIL);
+		return 0;
+	}
+	n /= sizeof(__u64);
+	for (i = 0; i < OFFCPU_MAX_STACK_DEPTH; i++) {
+		if (i >= n) {
+			buf[i] = 0; /* the map value is the whole array: zero the rest */
+			continue;
+		}
+		h ^= buf[i];
+		h *= 0x100000001b3ULL;
+	}
+	h ^= h >> 29;
+	if (!h)
+		h = 1;
+	if (bpf_map_update_elem(&kstacks, &h, buf, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&kstacks, &h)) {
+		count(OFFCPU_CNT_KSTACK_FAIL);
+		return 0;
+	}
+	return h;
+}
+
+static __always_inline void add_summed(struct offcpu_key *key, __u64 delta)
+{
+	struct offcpu_val *val, init = {};
+
+	val = bpf_map_lookup_elem(&summed, key);
+	if (!val) {
+		/* EEXIST means another cpu created it first; the lookup tells. */
+		bpf_map_update_elem(&summed, key, &init, BPF_NOEXIST);
+		val = bpf_map_lookup_elem(&summed, key);
+		if (!val) {
+			count(OFFCPU_CNT_DROP_MAP_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&val->total_ns, delta);
+	__sync_fetch_and_add(&val->count, 1);
+	val->last_cpu = bpf_get_smp_processor_id();
+}
+
+/* Send one long block to user space; false when the buffer is full. */
+static __always_inline bool stream(void *ctx, struct offcpu_key *key, __u64 delta, __u64 now)
+{
+	struct offcpu_event *e, ev;
+
+	if (transport == OFFCPU_TRANSPORT_PERFBUF) {
+		ev.time = now;
+		ev.period = delta;
+		ev.key = *key;
+		ev.cpu = bpf_get_smp_processor_id();
+		ev.pad = 0;
+		return bpf_perf_event_output(ctx, &perf_events, BPF_F_CURRENT_CPU, &ev,
+					     sizeof(ev)) == 0;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return false;
+	e->time = now;
+	e->period = delta;
+	e->key = *key;
+	e->cpu = bpf_get_smp_processor_id();
+	e->pad = 0;
+	/* Wake the reader only when the buffer fills up: it polls anyway. */
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+				      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return true;
+}
+
+static __always_inline void switch_in(void *ctx, struct task_struct *next, struct offcpu_task *t,
+				      __u64 now, bool btf)
 {
 	struct offcpu_key key = {};
-	struct offcpu_val *val, init = {};
 	__u64 delta;
 
 	if (!t->ts)
@@ -186,24 +306,20 @@ static __always_inline void switch_in(struct task_struct *next, struct offcpu_ta
 	key.pid = BPF_CORE_READ(next, pid);
 	key.tgid = BPF_CORE_READ(next, tgid);
 	key.user_stack_id = t->user_stack_id;
-	key.kern_stack_id = t->kern_stack_id;
 	key.state = t->state;
 	key.cgroup_id = t->cgroup_id;
+	if (kernel_stacks && btf)
+		key.kern_stack = kernel_stack(next);
 
 	count(OFFCPU_CNT_BLOCKS);
-	val = bpf_map_lookup_elem(&summed, &key);
-	if (!val) {
-		/* EEXIST means another cpu created it first; the lookup tells. */
-		bpf_map_update_elem(&summed, &key, &init, BPF_NOEXIST);
-		val = bpf_map_lookup_elem(&summed, &key);
-		if (!val) {
-			count(OFFCPU_CNT_DROP_MAP_FULL);
+	if (delta >= thresh_ns) {
+		if (stream(ctx, &key, delta, now)) {
+			count(OFFCPU_CNT_STREAMED);
 			return;
 		}
+		count(OFFCPU_CNT_OUTPUT_FULL);
 	}
-	__sync_fetch_and_add(&val->total_ns, delta);
-	__sync_fetch_and_add(&val->count, 1);
-	val->last_cpu = bpf_get_smp_processor_id();
+	add_summed(&key, delta);
 }
 
 SEC("tp_btf/sched_switch")
@@ -222,7 +338,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	}
 	t = bpf_task_storage_get(&task_store, next, 0, 0);
 	if (t)
-		switch_in(next, t, now);
+		switch_in(ctx, next, t, now, true);
 	return 0;
 }
 
@@ -248,19 +364,46 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
 	pid = BPF_CORE_READ(next, pid);
 	t = bpf_map_lookup_elem(&task_hash, &pid);
 	if (t)
-		switch_in(next, t, now);
+		switch_in(ctx, next, t, now, false);
 	return 0;
 }
 
 static __always_inline void follow(struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
+	__u8 active = OFFCPU_FILTER_ACTIVE, *v;
 
-	if (!follow_forks || ptgid == ctgid || !bpf_map_lookup_elem(&tgid_filter, &ptgid))
+	if (!follow_forks || ptgid == ctgid)
 		return;
-	if (bpf_map_update_elem(&tgid_filter, &ctgid, &one, BPF_ANY))
+	v = bpf_map_lookup_elem(&tgid_filter, &ptgid);
+	if (!v || *v != OFFCPU_FILTER_ACTIVE)
+		return;
+	if (bpf_map_update_elem(&tgid_filter, &ctgid, &active, BPF_ANY))
 		count(OFFCPU_CNT_FILTER_FULL);
+}
+
+/* A workload is recorded from its exec on, not while it waits to be started. */
+static __always_inline void arm_at_exec(struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u8 *v = bpf_map_lookup_elem(&tgid_filter, &tgid);
+
+	if (v && *v == OFFCPU_FILTER_AT_EXEC)
+		*v = OFFCPU_FILTER_ACTIVE;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
+{
+	arm_at_exec(p);
+	return 0;
+}
+
+SEC("?raw_tp/sched_process_exec")
+int BPF_PROG(on_exec_raw, struct task_struct *p)
+{
+	arm_at_exec(p);
+	return 0;
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -9,11 +9,26 @@
 #include "collector.h"
 #include "offcpu.skel.h"
 #include "../util/util.h"
+#include "../util/hashmap.h"
+
+/* A cached stack: frames innermost first. */
+struct cached_stack {
+	uint32_t nr;
+	uint64_t ips[OFFCPU_MAX_STACK_DEPTH];
+};
 
 struct collector {
 	struct offcpu_bpf *skel;
 	bool raw_tp;
-	uint64_t distinct_stacks;
+	struct ring_buffer *rb;
+	struct perf_buffer *pb;
+	int (*event_fn)(const struct offcpu_event *e, void *arg);
+	void *event_arg;
+	int event_err;
+	uint64_t pb_lost;
+	struct hashmap stack_idx; /* (kind, id) -> index into stacks */
+	struct cached_stack **stacks;
+	size_t nr_stacks, cap_stacks;
 };
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -45,10 +60,22 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	skel->rodata->follow_forks = o->follow_forks;
 	skel->rodata->record_cgroup = o->record_cgroup;
 	skel->rodata->user_stacks = o->user_stacks;
+	skel->rodata->kernel_stacks = o->kernel_stacks;
 	skel->rodata->state_mask = o->state_mask;
+	skel->rodata->thresh_ns = o->thresh_ns;
+	skel->rodata->transport = o->transport;
+	skel->rodata->wakeup_bytes = o->buffer_bytes / 4;
 	if (o->max_entries) {
 		bpf_map__set_max_entries(skel->maps.summed, o->max_entries);
 		bpf_map__set_max_entries(skel->maps.stacks, o->max_entries);
+		bpf_map__set_max_entries(skel->maps.kstacks, o->max_entries);
+	}
+	if (o->transport == OFFCPU_TRANSPORT_RINGBUF)
+		bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->buffer_bytes);
+	else
+		bpf_map__set_max_entries(skel->maps.events, 4096); /* unused */
+	if (!o->kernel_stacks) {
+		bpf_map__set_max_entries(skel->maps.kstacks, 1);
 	}
 	if (ncpus > 0)
 		bpf_map__set_max_entries(skel->maps.cpu_filter, (uint32_t)ncpus);
@@ -56,6 +83,10 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	bpf_program__set_autoload(skel->progs.on_fork, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_switch_raw, raw_tp);
 	bpf_program__set_autoload(skel->progs.on_fork_raw, raw_tp);
+	bpf_program__set_autoload(skel->progs.on_exec, !raw_tp);
+	bpf_program__set_autoload(skel->progs.on_exec_raw, raw_tp);
+	if (o->transport == OFFCPU_TRANSPORT_RINGBUF)
+		bpf_map__set_max_entries(skel->maps.perf_events, 1);
 	if (!o->follow_forks) {
 		bpf_program__set_autoload(skel->progs.on_fork, false);
 		bpf_program__set_autoload(skel->progs.on_fork_raw, false);
@@ -66,7 +97,7 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 
 static int fill_filters(struct collector *c, const struct collector_opts *o)
 {
-	uint8_t one = 1;
+	uint8_t one = OFFCPU_FILTER_ACTIVE;
 	size_t i;
 
 	for (i = 0; i < o->nr_tgids; i++)
@@ -90,6 +121,44 @@ static int fill_filters(struct collector *c, const struct collector_opts *o)
 	return 0;
 }
 
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	struct collector *c = ctx;
+
+	if (size < sizeof(struct offcpu_event))
+		return 0;
+	c->event_err = c->event_fn(data, c->event_arg);
+	return c->event_err;
+}
+
+static void on_perfbuf(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct collector *c = ctx;
+
+	if (c->event_err || size < sizeof(struct offcpu_event))
+		return;
+	c->event_err = c->event_fn(data, c->event_arg);
+}
+
+static void on_perfbuf_lost(void *ctx, int cpu, __u64 lost)
+{
+	struct collector *c = ctx;
+
+	c->pb_lost += lost;
+}
+
+static int open_output(struct collector *c, const struct collector_opts *o)
+{
+	if (o->transport == OFFCPU_TRANSPORT_RINGBUF) {
+		c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_ringbuf, c, NULL);
+		return c->rb ? 0 : -errno;
+	}
+	c->pb = perf_buffer__new(bpf_map__fd(c->skel->maps.perf_events),
+				 (size_t)(o->buffer_bytes / (uint64_t)sysconf(_SC_PAGESIZE)),
+				 on_perfbuf, on_perfbuf_lost, c, NULL);
+	return c->pb ? 0 : -errno;
+}
+
 struct collector *collector__open(const struct collector_opts *o)
 {
 	struct collector *c = calloc(1, sizeof(*c));
@@ -111,6 +180,10 @@ struct collector *collector__open(const struct collector_opts *o)
 			break;
 		offcpu_bpf__destroy(c->skel);
 		c->skel = NULL;
+		if (c->raw_tp && o->kernel_stacks) {
+			pr_err("kernel stacks need tp_btf/sched_switch, which did not load");
+			goto fail;
+		}
 		if (c->raw_tp || err == -EPERM) {
 			pr_err("failed to load BPF programs: %s%s", strerror(-err),
 			       log_verbosity ? "" : " (run with -v for the verifier log)");
@@ -125,6 +198,11 @@ struct collector *collector__open(const struct collector_opts *o)
 		pr_err("failed to fill BPF filter maps: %s", strerror(-err));
 		goto fail;
 	}
+	err = open_output(c, o);
+	if (err) {
+		pr_err("failed to set up the BPF output buffer: %s", strerror(-err));
+		goto fail;
+	}
 	err = offcpu_bpf__attach(c->skel);
 	if (err) {
 		pr_err("failed to attach sched_switch: %s", strerror(-err));
@@ -137,11 +215,11 @@ fail:
 	return NULL;
 }
 
-int collector__add_tgid(struct collector *c, int tgid)
+int collector__add_workload(struct collector *c, int tgid)
 {
-	uint8_t one = 1;
+	uint8_t at_exec = OFFCPU_FILTER_AT_EXEC;
 
-	if (bpf_map__update_elem(c->skel->maps.tgid_filter, &tgid, 4, &one, 1, BPF_ANY))
+	if (bpf_map__update_elem(c->skel->maps.tgid_filter, &tgid, 4, &at_exec, 1, BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -157,69 +235,109 @@ void collector__detach(struct collector *c)
 		offcpu_bpf__detach(c->skel);
 }
 
-static int cmp_s32(const void *a, const void *b)
+int collector__events_fd(const struct collector *c)
 {
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return (x > y) - (x < y);
+	return c->rb ? ring_buffer__epoll_fd(c->rb) : perf_buffer__epoll_fd(c->pb);
 }
 
-long collector__drain(struct collector *c, int (*fn)(const struct collector_entry *e, void *arg),
+long collector__consume(struct collector *c, int (*fn)(const struct offcpu_event *e, void *arg),
+			void *arg)
+{
+	long n;
+
+	c->event_fn = fn;
+	c->event_arg = arg;
+	c->event_err = 0;
+	n = c->rb ? ring_buffer__consume(c->rb) : perf_buffer__consume(c->pb);
+	if (c->event_err)
+		return c->event_err;
+	return n < 0 ? n : (c->rb ? n : 0);
+}
+
+uint64_t collector__buffer_lost(const struct collector *c)
+{
+	return c->pb_lost;
+}
+
+long collector__drain(struct collector *c,
+		      int (*fn)(const struct offcpu_key *k, const struct offcpu_val *v, void *arg),
 		      void *arg)
 {
-	struct bpf_map *summed = c->skel->maps.summed, *stacks = c->skel->maps.stacks;
-	uint64_t ips[OFFCPU_MAX_STACK_DEPTH];
+	struct bpf_map *summed = c->skel->maps.summed;
 	struct offcpu_key key, next;
 	struct offcpu_val val;
-	int32_t *ids = NULL;
-	size_t nr_ids = 0, cap = 0, i;
 	void *prev = NULL;
 	long n = 0;
 	int err;
 
 	while (bpf_map__get_next_key(summed, prev, &next, sizeof(next)) == 0) {
-		struct collector_entry e = { .key = &next, .val = &val, .user_ips = ips };
-
 		key = next;
 		prev = &key;
 		if (bpf_map__lookup_elem(summed, &next, sizeof(next), &val, sizeof(val), 0))
 			continue; /* deleted under us */
-		if (next.user_stack_id >= 0 &&
-		    bpf_map__lookup_elem(stacks, &next.user_stack_id, 4, ips, sizeof(ips), 0) == 0) {
-			while (e.nr_user_ips < OFFCPU_MAX_STACK_DEPTH && ips[e.nr_user_ips])
-				e.nr_user_ips++;
-			if (nr_ids == cap) {
-				int32_t *p;
-
-				cap = cap ? cap * 2 : 1024;
-				p = realloc(ids, cap * sizeof(*ids));
-				if (!p) {
-					free(ids);
-					return -ENOMEM;
-				}
-				ids = p;
-			}
-			ids[nr_ids++] = next.user_stack_id;
-		}
-		err = fn(&e, arg);
-		if (err) {
-			free(ids);
+		err = fn(&next, &val, arg);
+		if (err)
 			return err;
-		}
 		n++;
 	}
-	qsort(ids, nr_ids, sizeof(*ids), cmp_s32);
-	c->distinct_stacks = 0;
-	for (i = 0; i < nr_ids; i++)
-		if (i == 0 || ids[i] != ids[i - 1])
-			c->distinct_stacks++;
-	free(ids);
 	return n;
+}
+
+static uint32_t cached(struct collector *c, int kind, uint64_t id, struct bpf_map *map,
+		       const void *key, size_t key_size, const uint64_t **ips)
+{
+	uint64_t ck[2] = { (uint64_t)kind, id }, *slot;
+	struct cached_stack *cs;
+	int created;
+
+	slot = hashmap__upsert(&c->stack_idx, ck, sizeof(ck), &created);
+	if (!slot)
+		return 0;
+	if (!created) {
+		cs = c->stacks[*slot];
+		*ips = cs->ips;
+		return cs->nr;
+	}
+	cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return 0;
+	if (bpf_map__lookup_elem(map, key, key_size, cs->ips, sizeof(cs->ips), 0) == 0)
+		while (cs->nr < OFFCPU_MAX_STACK_DEPTH && cs->ips[cs->nr])
+			cs->nr++;
+	if (c->nr_stacks == c->cap_stacks) {
+		size_t cap = c->cap_stacks ? c->cap_stacks * 2 : 256;
+		struct cached_stack **p = realloc(c->stacks, cap * sizeof(*p));
+
+		if (!p) {
+			free(cs);
+			return 0;
+		}
+		c->stacks = p;
+		c->cap_stacks = cap;
+	}
+	*slot = c->nr_stacks;
+	c->stacks[c->nr_stacks++] = cs;
+	*ips = cs->ips;
+	return cs->nr;
+}
+
+uint32_t collector__user_stack(struct collector *c, int32_t id, const uint64_t **ips)
+{
+	if (id < 0)
+		return 0;
+	return cached(c, 0, (uint64_t)id, c->skel->maps.stacks, &id, sizeof(id), ips);
+}
+
+uint32_t collector__kernel_stack(struct collector *c, uint64_t key, const uint64_t **ips)
+{
+	if (!key)
+		return 0;
+	return cached(c, 1, key, c->skel->maps.kstacks, &key, sizeof(key), ips);
 }
 
 uint64_t collector__distinct_stacks(const struct collector *c)
 {
-	return c->distinct_stacks;
+	return c->nr_stacks;
 }
 
 int collector__counters(struct collector *c, uint64_t *out)
@@ -265,8 +383,16 @@ uint64_t collector__prog_misses(struct collector *c)
 
 void collector__free(struct collector *c)
 {
+	size_t i;
+
 	if (!c)
 		return;
+	ring_buffer__free(c->rb);
+	perf_buffer__free(c->pb);
 	offcpu_bpf__destroy(c->skel);
+	for (i = 0; i < c->nr_stacks; i++)
+		free(c->stacks[i]);
+	free(c->stacks);
+	hashmap__free(&c->stack_idx);
 	free(c);
 }

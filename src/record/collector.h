@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The BPF collector seen from user space: load, filter, attach, drain. */
+/* The BPF collector seen from user space: load, filter, attach, stream, drain. */
 #ifndef OFFCPU_COLLECTOR_H
 #define OFFCPU_COLLECTOR_H
 
@@ -10,6 +10,7 @@
 struct collector_opts {
 	uint32_t state_mask;
 	bool user_stacks;
+	bool kernel_stacks;
 	bool record_cgroup;
 	bool follow_forks;
 	const int *tgids; /* process filter (NULL: none) */
@@ -21,35 +22,48 @@ struct collector_opts {
 	size_t nr_cpus;
 	int cgroup_fd; /* cgroup v2 directory to restrict to, or -1 */
 	uint32_t max_entries; /* summed map and stack map size */
+	uint64_t thresh_ns; /* stream blocks at least this long; UINT64_MAX: never */
+	enum offcpu_transport transport;
+	uint64_t buffer_bytes; /* ring buffer size, or perf buffer bytes per cpu */
 	bool force_raw_tp; /* skip tp_btf (tests the fallback) */
 	const char *btf_path; /* custom kernel BTF, or NULL */
 };
 
 struct collector;
 
-/* One summed entry, handed to the drain callback. */
-struct collector_entry {
-	const struct offcpu_key *key;
-	const struct offcpu_val *val;
-	const uint64_t *user_ips; /* innermost first */
-	uint32_t nr_user_ips;
-};
-
 /* Open, load and attach. Returns NULL with errno set; the error is logged. */
 struct collector *collector__open(const struct collector_opts *opts);
-/* Track one more process (workload child). */
-int collector__add_tgid(struct collector *c, int tgid);
+/* Track a workload child from its next exec on. */
+int collector__add_workload(struct collector *c, int tgid);
 /* Which attach path is in use: "tp_btf" or "raw_tp". */
 const char *collector__attach_kind(const struct collector *c);
 /* Detach the programs: no block is counted after this. */
 void collector__detach(struct collector *c);
-/* Call @fn for every summed entry (stack ids resolved). Returns entries seen or -errno. */
-long collector__drain(struct collector *c, int (*fn)(const struct collector_entry *e, void *arg),
+
+/* An fd that becomes readable when streamed blocks wait (for poll). */
+int collector__events_fd(const struct collector *c);
+/* Hand every streamed block to @fn. Returns blocks consumed or -errno. */
+long collector__consume(struct collector *c, int (*fn)(const struct offcpu_event *e, void *arg),
+			void *arg);
+/* Records the perf buffer lost (the kernel could not write them). */
+uint64_t collector__buffer_lost(const struct collector *c);
+
+/* Call @fn for every summed entry. Returns entries seen or -errno. */
+long collector__drain(struct collector *c,
+		      int (*fn)(const struct offcpu_key *k, const struct offcpu_val *v, void *arg),
 		      void *arg);
+
+/*
+ * The frames of a user stack id or kernel stack key, innermost first,
+ * looked up once and cached. Returns the number of frames (0 if unknown).
+ */
+uint32_t collector__user_stack(struct collector *c, int32_t id, const uint64_t **ips);
+uint32_t collector__kernel_stack(struct collector *c, uint64_t key, const uint64_t **ips);
+/* Distinct stacks resolved so far (user and kernel). */
+uint64_t collector__distinct_stacks(const struct collector *c);
+
 /* Sum the per-cpu counters into @out[OFFCPU_CNT_NR]. */
 int collector__counters(struct collector *c, uint64_t *out);
-/* Number of distinct stacks seen while draining. */
-uint64_t collector__distinct_stacks(const struct collector *c);
 /* Runs of the switch program the kernel skipped (recursion protection). */
 uint64_t collector__prog_misses(struct collector *c);
 void collector__free(struct collector *c);
