@@ -26,7 +26,7 @@ override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION
 
 CORE_SRCS := src/util/util.c src/util/hashmap.c src/util/intset.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c
 RECORD_SRCS := src/record/record.c src/record/collector.c src/record/sideband.c src/record/synth.c \
-	src/record/target.c src/record/buildids.c
+	src/record/target.c src/record/buildids.c src/record/rings.c src/record/batch.c
 REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c src/report/profile.c \
 	src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c src/report/json.c
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
@@ -81,6 +81,15 @@ check-run: $(BUILD)/offcpu $(BUILD)/tests/unit $(BUILD)/tests/unit-asan $(WORKLO
 
 unit: $(BUILD)/tests/unit $(BUILD)/tests/unit-asan
 	$(BUILD)/tests/unit && $(BUILD)/tests/unit-asan
+
+# libFuzzer target for the reader (clang, libclang-rt-14-dev); tests/integration/report.sh runs it.
+FUZZ_SRCS := src/util/util.c src/perfdata/sample.c src/perfdata/reader.c
+$(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src/perfdata/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $< $(FUZZ_SRCS) -o $@
+
+fuzz: $(BUILD)/tests/fuzz-reader
 
 deps:
 	bash scripts/install-deps.sh

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * offcpu record: choose targets, load the collector, stream side-band into a
- * perf.data file, and write the summed off-CPU samples when recording ends.
+ * offcpu record: choose targets, load the collector, and stream everything
+ * into perf.data in time order: side-band, on-CPU samples and long blocks as
+ * they happen, the summed short blocks when the recording ends.
  */
 #include <argp.h>
 #include <errno.h>
@@ -9,10 +10,10 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/stat.h>
@@ -20,20 +21,30 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "record.h"
+#include "batch.h"
+#include "buildids.h"
 #include "collector.h"
+#include "rings.h"
 #include "sideband.h"
 #include "synth.h"
 #include "target.h"
-#include "buildids.h"
 #include "../perfdata/writer.h"
 #include "../perfdata/sample.h"
 #include "../util/util.h"
 #include "../util/intset.h"
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
+#define DEFAULT_FREQ 4000
+#define ONCPU_EVENT_NAME "cpu-clock"
+
+enum { STACKS_USER = 1, STACKS_KERNEL = 2 };
+
+/* Where a batched record came from. */
+enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU };
 
 struct record_opts {
 	const char *output;
+	bool pipe_output;
 	int *pids, *tids, *cpus;
 	size_t nr_pids, nr_tids, nr_cpus;
 	bool system_wide;
@@ -43,6 +54,11 @@ struct record_opts {
 	uint32_t state_mask;
 	uint32_t max_entries;
 	size_t mmap_pages;
+	uint64_t thresh_ns;
+	int stacks;
+	uint64_t freq; /* on-CPU sampling; 0: off */
+	uint64_t buffer_bytes;
+	enum offcpu_transport transport;
 	const char *btf_path;
 	bool force_raw_tp;
 	bool quiet;
@@ -50,27 +66,32 @@ struct record_opts {
 	int argc;
 };
 
+struct stats {
+	uint64_t summed_samples, streamed_samples, oncpu_samples;
+	uint64_t offcpu_ns;
+	uint64_t sideband_lost, oncpu_lost;
+	struct intset threads;
+};
+
 struct record {
 	struct record_opts o;
 	struct collector *coll;
-	struct sideband *sb;
+	struct perf_rings *sb, *oncpu;
 	struct perf_writer *w;
 	struct maptab *maps;
 	struct workload wl;
 	bool have_workload;
 	int fd;
 	char *tmp_path;
-	struct intset tracked; /* processes whose side-band is kept */
-	bool filter_sideband;
+	struct intset tracked; /* processes whose side-band and samples are kept */
+	struct intset tids; /* -t: threads whose on-CPU samples are kept */
+	bool filter; /* keep only what concerns tracked processes */
 	bool follow;
-	uint64_t offcpu_id;
-	uint64_t sample_type;
-	uint64_t sideband_lost;
-	uint64_t sideband_records;
-	/* a batch of side-band records, sorted by time before writing */
-	char *batch;
-	size_t batch_len, batch_cap;
-	int err;
+	uint64_t offcpu_id, sideband_id;
+	uint64_t sample_type; /* of offcpu-time */
+	struct perf_event_attr oncpu_attr;
+	struct batch batch;
+	struct stats st;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -88,6 +109,10 @@ enum {
 	OPT_MAX_STACKS,
 	OPT_BTF,
 	OPT_RAW_TP,
+	OPT_THRESH,
+	OPT_STACKS,
+	OPT_BUFFER,
+	OPT_TRANSPORT,
 };
 
 static const struct argp_option record_options[] = {
@@ -97,18 +122,26 @@ static const struct argp_option record_options[] = {
 	{ "all-cpus", 'a', 0, 0, "Record every process on the system", 1 },
 	{ "cpu", 'C', "CPU-LIST", 0, "Only blocks that begin on these CPUs, e.g. 0,2-3", 1 },
 	{ "cgroup", 'G', "CGROUP", 0, "Only tasks in this cgroup v2 (path below the cgroup2 mount, or absolute)", 1 },
-	{ 0, 0, 0, 0, "Recording:", 2 },
-	{ "output", 'o', "FILE", 0, "Write to FILE (default offcpu.data; an existing one is kept as FILE.old)", 2 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after this long (also 500ms, 2m)", 2 },
+	{ 0, 0, 0, 0, "What to record:", 2 },
+	{ "off-cpu-thresh", OPT_THRESH, "MS", 0, "Blocks of at least MS milliseconds are written at once as their own sample, with their real time; shorter ones are summed in the kernel and written at the end (default 500; 0 writes every block)", 2 },
+	{ "stacks", OPT_STACKS, "user|kernel|both", 0, "Which call chains to record (default user)", 2 },
 	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted), T (stopped), I (idle); default S,D", 2 },
+	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
+	{ "event", 'e', "EVENT", 0, "cpu-clock: also sample on-CPU (at -F or 4000 Hz); offcpu-time: the default", 2 },
 	{ "all-cgroups", OPT_ALL_CGROUPS, 0, 0, "Record each sample's cgroup (perf report --sort cgroup)", 2 },
-	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Size of the in-kernel stack and summary maps (default 16384)", 2 },
-	{ "mmap-pages", 'm', "PAGES", 0, "Side-band buffer per CPU, in pages, a power of two (default 128)", 2 },
-	{ 0, 0, 0, 0, "Environment:", 3 },
-	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of /sys/kernel/btf/vmlinux", 3 },
-	{ "raw-tp", OPT_RAW_TP, 0, 0, "Attach with raw_tp instead of tp_btf (the automatic fallback)", 3 },
-	{ "verbose", 'v', 0, 0, "More messages (twice: debug, libbpf's log)", 3 },
+	{ 0, 0, 0, 0, "Output:", 3 },
+	{ "output", 'o', "FILE", 0, "Write to FILE (default offcpu.data; an existing one is kept as FILE.old); - writes perf's pipe format to stdout", 3 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this long (also 500ms, 2m)", 3 },
 	{ "quiet", 'q', 0, 0, "No start line and no summary", 3 },
+	{ 0, 0, 0, 0, "Buffers:", 4 },
+	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Size of the in-kernel stack and summary maps (default 16384)", 4 },
+	{ "mmap-pages", 'm', "PAGES", 0, "Side-band and on-CPU buffer per CPU, in pages, a power of two (default 128)", 4 },
+	{ "buffer-size", OPT_BUFFER, "SIZE", 0, "Buffer for blocks streamed at once, e.g. 512K, 8M (default 4M; a power of two)", 4 },
+	{ "transport", OPT_TRANSPORT, "ringbuf|perfbuf", 0, "How streamed blocks reach offcpu (default ringbuf, see bench/)", 4 },
+	{ 0, 0, 0, 0, "Environment:", 5 },
+	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of /sys/kernel/btf/vmlinux", 5 },
+	{ "raw-tp", OPT_RAW_TP, 0, 0, "Attach with raw_tp instead of tp_btf (the automatic fallback; user stacks only)", 5 },
+	{ "verbose", 'v', 0, 0, "More messages (twice: debug, libbpf's log)", 5 },
 	{ 0 },
 };
 
@@ -116,15 +149,19 @@ static const char record_doc[] =
 	"Record where threads block (off-CPU time) into a perf.data file.\n"
 	"\n"
 	"At every context switch a BPF program notes when a thread of the targets\n"
-	"blocks, in which state and with which user stack, and adds the blocked time\n"
-	"to an in-kernel summary when it runs again. The file opens in offcpu report,\n"
-	"perf report and perf script; the event is named offcpu-time and each sample's\n"
-	"period is the blocked time in nanoseconds.\n"
+	"blocks, in which state and with which stack, and measures the block when the\n"
+	"thread runs again. Blocks of at least --off-cpu-thresh are written at once as\n"
+	"samples with their real time; shorter ones are summed in the kernel and\n"
+	"written when the recording ends. The file opens in offcpu report, perf report\n"
+	"and perf script; the event is named offcpu-time and each sample's period is\n"
+	"the blocked time in nanoseconds.\n"
 	"\n"
 	"Examples:\n"
 	"  offcpu record -o app.data -- ./app --flag    record a command until it exits\n"
 	"  offcpu record -p 1234 -d 10                  attach to a process for 10 s\n"
-	"  offcpu record -a -d 5                        the whole system for 5 s\n"
+	"  offcpu record -a -d 5 --stacks both          the whole system, with kernel stacks\n"
+	"  offcpu record -F 999 -- ./app                off-CPU and on-CPU in one file\n"
+	"  offcpu record -o - -- ./app | perf script -i -\n"
 	"  perf report -i app.data --stdio              read it with perf\n"
 	"\n"
 	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF (5.11 or newer)."
@@ -165,6 +202,32 @@ static int parse_states(const char *s, uint32_t *mask)
 	return 0;
 }
 
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mult = 1;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		mult = 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		mult = 1024 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		mult = 1024ULL * 1024 * 1024, end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > (1ULL << 40) / mult)
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
 static error_t record_parse(int key, char *arg, struct argp_state *st)
 {
 	struct record_opts *o = st->input;
@@ -192,17 +255,49 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case 'o':
 		if (!*arg)
 			return usage_error(st, "empty output file name%s", "");
-		if (!strcmp(arg, "-"))
-			return usage_error(st, "pipe output (-o -) is not supported yet%s", "");
+		o->pipe_output = !strcmp(arg, "-");
 		o->output = arg;
 		break;
 	case 'd':
 		if (parse_duration_ns(arg, &o->duration_ns) || !o->duration_ns)
 			return usage_error(st, "invalid duration '%s' (examples: 10, 1.5s, 500ms)", arg);
 		break;
+	case OPT_THRESH: {
+		double ms;
+		char *end;
+
+		ms = strtod(arg, &end);
+		if (!*arg || *end || ms < 0 || ms > 1e9)
+			return usage_error(st, "invalid --off-cpu-thresh '%s' (milliseconds)", arg);
+		o->thresh_ns = (uint64_t)(ms * 1e6 + 0.5);
+		break;
+	}
+	case OPT_STACKS:
+		if (!strcmp(arg, "user"))
+			o->stacks = STACKS_USER;
+		else if (!strcmp(arg, "kernel"))
+			o->stacks = STACKS_KERNEL;
+		else if (!strcmp(arg, "both"))
+			o->stacks = STACKS_USER | STACKS_KERNEL;
+		else
+			return usage_error(st, "invalid --stacks '%s' (user, kernel or both)", arg);
+		break;
 	case OPT_STATE:
 		if (parse_states(arg, &o->state_mask))
 			return usage_error(st, "invalid state list '%s' (letters of S,D,R,T,I)", arg);
+		break;
+	case 'F':
+		if (parse_u64(arg, &v) || v < 1 || v > 100000)
+			return usage_error(st, "invalid frequency '%s' (1 to 100000 Hz)", arg);
+		o->freq = v;
+		break;
+	case 'e':
+		if (!strcmp(arg, "cpu-clock")) {
+			if (!o->freq)
+				o->freq = DEFAULT_FREQ;
+		} else if (strcmp(arg, "offcpu-time")) {
+			return usage_error(st, "unsupported event '%s' (cpu-clock or offcpu-time)", arg);
+		}
 		break;
 	case OPT_ALL_CGROUPS:
 		o->all_cgroups = true;
@@ -216,6 +311,19 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 		if (parse_u64(arg, &v) || v < 1 || v > (1u << 20) || (v & (v - 1)))
 			return usage_error(st, "invalid --mmap-pages '%s' (a power of two)", arg);
 		o->mmap_pages = (size_t)v;
+		break;
+	case OPT_BUFFER:
+		if (parse_size(arg, &v) || v < 4096 || v > (1ULL << 30) || (v & (v - 1)))
+			return usage_error(st, "invalid --buffer-size '%s' (a power of two, 4K to 1G)", arg);
+		o->buffer_bytes = v;
+		break;
+	case OPT_TRANSPORT:
+		if (!strcmp(arg, "ringbuf"))
+			o->transport = OFFCPU_TRANSPORT_RINGBUF;
+		else if (!strcmp(arg, "perfbuf"))
+			o->transport = OFFCPU_TRANSPORT_PERFBUF;
+		else
+			return usage_error(st, "invalid --transport '%s' (ringbuf or perfbuf)", arg);
 		break;
 	case OPT_BTF:
 		o->btf_path = arg;
@@ -245,6 +353,10 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 		if (!o->argc && !o->nr_pids && !o->nr_tids && !o->system_wide && !o->nr_cpus &&
 		    !o->cgroup)
 			return usage_error(st, "no target: give a command after --, or -p, -t, -a, -C or -G%s", "");
+		if (o->force_raw_tp && (o->stacks & STACKS_KERNEL))
+			return usage_error(st, "--raw-tp records user stacks only%s", "");
+		if (o->pipe_output && isatty(STDOUT_FILENO))
+			return usage_error(st, "-o - writes binary data: pipe it into a reader (e.g. | perf report -i -)%s", "");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -316,52 +428,7 @@ static int open_cgroup(const char *arg)
 	return fd;
 }
 
-/* side-band: batch, sort by time, filter, write */
-
-static uint64_t record_time(const struct perf_event_header *h)
-{
-	struct perf_sample s;
-
-	if (h->type == PERF_RECORD_SAMPLE ||
-	    perf_sample_id__parse(SIDEBAND_SAMPLE_TYPE, h, &s))
-		return 0;
-	return s.time;
-}
-
-static int batch_add(const struct perf_event_header *h, void *arg)
-{
-	struct record *r = arg;
-
-	if (r->batch_len + h->size > r->batch_cap) {
-		size_t cap = r->batch_cap ? r->batch_cap * 2 : 1 << 20;
-		char *p;
-
-		while (cap < r->batch_len + h->size)
-			cap *= 2;
-		p = realloc(r->batch, cap);
-		if (!p)
-			return -ENOMEM;
-		r->batch = p;
-		r->batch_cap = cap;
-	}
-	memcpy(r->batch + r->batch_len, h, h->size);
-	r->batch_len += h->size;
-	return 0;
-}
-
-struct batch_ref {
-	uint64_t time;
-	size_t off;
-};
-
-static int cmp_ref(const void *a, const void *b)
-{
-	const struct batch_ref *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->off < y->off ? -1 : (x->off > y->off);
-}
+/* filtering, in time order, so that a FORK is seen before its child's records */
 
 static bool keep_sideband(struct record *r, const struct perf_event_header *h)
 {
@@ -370,7 +437,7 @@ static bool keep_sideband(struct record *r, const struct perf_event_header *h)
 
 	switch (h->type) {
 	case PERF_RECORD_LOST:
-		r->sideband_lost += *(const uint64_t *)(p + 16);
+		r->st.sideband_lost += *(const uint64_t *)(p + 16);
 		return true;
 	case PERF_RECORD_FORK:
 		pid = *(const int *)(p + 8);
@@ -386,7 +453,23 @@ static bool keep_sideband(struct record *r, const struct perf_event_header *h)
 	default:
 		return true;
 	}
-	return !r->filter_sideband || intset__has(&r->tracked, pid);
+	return !r->filter || intset__has(&r->tracked, pid);
+}
+
+static bool keep_oncpu(struct record *r, const struct perf_event_header *h)
+{
+	struct perf_sample s;
+	const char *why;
+
+	if (h->type == PERF_RECORD_LOST) {
+		r->st.oncpu_lost += *(const uint64_t *)((const char *)h + 16);
+		return true;
+	}
+	if (h->type != PERF_RECORD_SAMPLE || perf_sample__parse(&r->oncpu_attr, h, &s, &why))
+		return h->type != PERF_RECORD_SAMPLE;
+	if (r->o.nr_tids)
+		return intset__has(&r->tids, (int)s.tid);
+	return !r->filter || intset__has(&r->tracked, (int)s.pid);
 }
 
 static int write_record(struct record *r, const struct perf_event_header *h)
@@ -396,41 +479,127 @@ static int write_record(struct record *r, const struct perf_event_header *h)
 	return err ? err : perf_writer__write(r->w, h);
 }
 
-static int flush_sideband(struct record *r)
-{
-	struct batch_ref *refs = NULL;
-	size_t nr = 0, cap = 0, off, i;
-	long n;
-	int err = 0;
+/* collect */
 
-	r->batch_len = 0;
-	n = sideband__read(r->sb, batch_add, r);
+static int push_sideband(const struct perf_event_header *h, void *arg)
+{
+	struct record *r = arg;
+	struct perf_sample s = { 0 };
+
+	perf_sample_id__parse(SIDEBAND_SAMPLE_TYPE, h, &s);
+	return batch__push(&r->batch, h, s.time, SRC_SIDEBAND);
+}
+
+static int push_oncpu(const struct perf_event_header *h, void *arg)
+{
+	struct record *r = arg;
+	struct perf_sample s = { 0 };
+	const char *why;
+
+	if (h->type == PERF_RECORD_SAMPLE)
+		perf_sample__parse(&r->oncpu_attr, h, &s, &why);
+	else
+		perf_sample_id__parse(r->oncpu_attr.sample_type, h, &s);
+	return batch__push(&r->batch, h, s.time, SRC_ONCPU);
+}
+
+/*
+ * Encode one offcpu-time sample: kernel frames after PERF_CONTEXT_KERNEL,
+ * user frames after PERF_CONTEXT_USER, the innermost frame as its ip.
+ */
+static int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
+			 uint64_t period, uint32_t cpu, char *buf, size_t cap)
+{
+	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 2];
+	const uint64_t *kips = NULL, *uips = NULL;
+	uint32_t nk = collector__kernel_stack(r->coll, k->kern_stack, &kips);
+	uint32_t nu = collector__user_stack(r->coll, k->user_stack_id, &uips);
+	struct perf_sample s = {
+		.id = r->offcpu_id,
+		.pid = k->tgid,
+		.tid = k->pid,
+		.time = time,
+		.cpu = cpu,
+		.period = period,
+		.cgroup = k->cgroup_id,
+		.ips = chain,
+	};
+	struct perf_event_header *h = (void *)buf;
+	uint32_t i;
+	int size;
+
+	if (nk) {
+		chain[s.nr_ips++] = PERF_CONTEXT_KERNEL;
+		memcpy(&chain[s.nr_ips], kips, nk * sizeof(*kips));
+		s.nr_ips += nk;
+		s.ip = kips[0];
+	}
+	if (nu) {
+		chain[s.nr_ips++] = PERF_CONTEXT_USER;
+		memcpy(&chain[s.nr_ips], uips, nu * sizeof(*uips));
+		s.nr_ips += nu;
+		if (!nk)
+			s.ip = uips[0];
+		for (i = 0; i < nu; i++)
+			maptab__mark(r->maps, (int)k->tgid, uips[i]);
+	}
+	size = perf_sample__encode(r->sample_type, &s, buf, cap);
+	if (size < 0)
+		return size;
+	h->misc = nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	r->st.offcpu_ns += period;
+	intset__add(&r->st.threads, (int)k->pid);
+	return size;
+}
+
+static int push_stream(const struct offcpu_event *e, void *arg)
+{
+	struct record *r = arg;
+	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
+	int size = encode_offcpu(r, &e->key, e->time, e->period, e->cpu, buf, sizeof(buf));
+
+	if (size < 0)
+		return size;
+	r->st.streamed_samples++;
+	return batch__push(&r->batch, (const void *)buf, e->time, SRC_OFFCPU);
+}
+
+/* Drain every source, then write in time order as one perf round. */
+static int flush_round(struct record *r)
+{
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	size_t i, written = 0;
+	long n;
+	int err = 0, kind;
+
+	batch__clear(&r->batch);
+	n = perf_rings__read(r->sb, push_sideband, r);
+	if (n >= 0 && r->oncpu)
+		n = perf_rings__read(r->oncpu, push_oncpu, r);
+	if (n >= 0)
+		n = collector__consume(r->coll, push_stream, r);
 	if (n < 0)
 		return (int)n;
-	if (n == 0)
-		return 0;
-	refs = malloc((size_t)n * sizeof(*refs));
-	if (!refs)
-		return -ENOMEM;
-	cap = (size_t)n;
-	for (off = 0; off < r->batch_len && nr < cap;) {
-		const struct perf_event_header *h = (const void *)(r->batch + off);
+	batch__sort(&r->batch);
+	for (i = 0; i < r->batch.nr && !err; i++) {
+		const struct perf_event_header *h = batch__get(&r->batch, i, &kind);
 
-		refs[nr].time = record_time(h);
-		refs[nr].off = off;
-		nr++;
-		off += h->size;
-	}
-	qsort(refs, nr, sizeof(*refs), cmp_ref);
-	for (i = 0; i < nr && !err; i++) {
-		const struct perf_event_header *h = (const void *)(r->batch + refs[i].off);
-
-		if (!keep_sideband(r, h))
+		if (kind == SRC_SIDEBAND && !keep_sideband(r, h))
 			continue;
-		r->sideband_records++;
+		if (kind == SRC_ONCPU && !keep_oncpu(r, h))
+			continue;
+		if (h->type == PERF_RECORD_SAMPLE) {
+			perf_writer__note_time(r->w, r->batch.refs[i].time);
+			if (kind == SRC_ONCPU)
+				r->st.oncpu_samples++;
+		}
 		err = write_record(r, h);
+		written++;
 	}
-	free(refs);
+	if (!err && written)
+		err = perf_writer__write(r->w, &round);
+	if (!err && written && r->o.pipe_output)
+		err = perf_writer__flush(r->w);
 	return err;
 }
 
@@ -439,55 +608,39 @@ static int emit_synth(const struct perf_event_header *h, void *arg)
 	return write_record(arg, h);
 }
 
-/* samples from the in-kernel summary */
+/* the end: summed blocks, losses */
 
 struct drain_ctx {
 	struct record *r;
 	uint64_t time;
-	uint64_t samples, total_ns, blocks;
-	struct intset threads;
 };
 
-static int write_summed(const struct collector_entry *e, void *arg)
+static int write_summed(const struct offcpu_key *k, const struct offcpu_val *v, void *arg)
 {
 	struct drain_ctx *d = arg;
-	struct record *r = d->r;
-	uint64_t chain[OFFCPU_MAX_STACK_DEPTH + 1];
-	char buf[sizeof(chain) + 256];
-	struct perf_sample s = {
-		.id = r->offcpu_id,
-		.pid = e->key->tgid,
-		.tid = e->key->pid,
-		.time = d->time,
-		.cpu = e->val->last_cpu,
-		.period = e->val->total_ns,
-		.cgroup = e->key->cgroup_id,
-		.ips = chain,
-	};
-	uint32_t i;
-	int size;
+	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
+	int size = encode_offcpu(d->r, k, d->time, v->total_ns, v->last_cpu, buf, sizeof(buf));
 
-	if (e->nr_user_ips) {
-		chain[0] = PERF_CONTEXT_USER;
-		for (i = 0; i < e->nr_user_ips; i++) {
-			chain[i + 1] = e->user_ips[i];
-			maptab__mark(r->maps, (int)e->key->tgid, e->user_ips[i]);
-		}
-		s.nr_ips = e->nr_user_ips + 1;
-		s.ip = e->user_ips[0];
-	}
-	size = perf_sample__encode(r->sample_type, &s, buf, sizeof(buf));
 	if (size < 0)
 		return size;
-	perf_writer__note_time(r->w, d->time);
-	d->samples++;
-	d->total_ns += e->val->total_ns;
-	d->blocks += e->val->count;
-	intset__add(&d->threads, (int)e->key->pid);
-	return perf_writer__write(r->w, (const void *)buf);
+	perf_writer__note_time(d->r->w, d->time);
+	d->r->st.summed_samples++;
+	return perf_writer__write(d->r->w, (const void *)buf);
 }
 
-/* lifecycle */
+/* perf report shows LOST_SAMPLES as "Total Lost Samples" of the event. */
+static int write_lost_samples(struct record *r, uint64_t lost, uint64_t time)
+{
+	char buf[64] = { 0 };
+	struct perf_event_header *h = (void *)buf;
+	struct perf_sample id = { .id = r->offcpu_id, .time = time };
+
+	*(uint64_t *)(buf + 8) = lost;
+	perf_sample_id__encode(r->sample_type, &id, buf + 16);
+	h->type = PERF_RECORD_LOST_SAMPLES;
+	h->size = (uint16_t)(16 + perf_sample_id__size(r->sample_type));
+	return perf_writer__write(r->w, h);
+}
 
 static int open_output(struct record *r)
 {
@@ -563,12 +716,16 @@ static int setup_targets(struct record *r, struct collector_opts *co, int *cgrou
 			return -ESRCH;
 		}
 		intset__add(&r->tracked, tgid);
+		intset__add(&r->tids, o->tids[i]);
 	}
-	r->filter_sideband = !o->system_wide && !o->nr_cpus && !o->cgroup;
 	/* -C and -G alone mean "everything on those cpus / in that cgroup" */
+	r->filter = !o->system_wide && !o->nr_cpus && !o->cgroup;
+	if (o->argc && !o->system_wide)
+		r->filter = true;
 	r->follow = o->argc > 0;
 	co->state_mask = o->state_mask;
-	co->user_stacks = true;
+	co->user_stacks = o->stacks & STACKS_USER;
+	co->kernel_stacks = o->stacks & STACKS_KERNEL;
 	co->record_cgroup = o->all_cgroups;
 	co->follow_forks = r->follow && !o->system_wide;
 	co->tgids = o->pids;
@@ -579,6 +736,22 @@ static int setup_targets(struct record *r, struct collector_opts *co, int *cgrou
 	co->cpus = o->cpus;
 	co->nr_cpus = o->nr_cpus;
 	co->max_entries = o->max_entries;
+	co->thresh_ns = o->thresh_ns;
+	co->transport = o->transport;
+	co->buffer_bytes = o->buffer_bytes;
+	if (o->transport == OFFCPU_TRANSPORT_PERFBUF) {
+		int *cpus;
+		size_t n;
+
+		if (online_cpus(&cpus, &n) == 0) {
+			uint64_t per = o->buffer_bytes / (n ? n : 1), pg = 4096;
+
+			while (pg * 2 <= per)
+				pg *= 2;
+			co->buffer_bytes = pg; /* per cpu, a power of two of pages */
+			free(cpus);
+		}
+	}
 	co->force_raw_tp = o->force_raw_tp;
 	co->btf_path = o->btf_path;
 	co->cgroup_fd = -1;
@@ -591,23 +764,95 @@ static int setup_targets(struct record *r, struct collector_opts *co, int *cgrou
 	return 0;
 }
 
+static int open_oncpu(struct record *r, int cgroup_fd)
+{
+	struct perf_event_attr *a = &r->oncpu_attr;
+	int *cpus = NULL, err;
+	size_t nr = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->freq = 1;
+	a->sample_freq = r->o.freq;
+	a->sample_type = OFFCPU_SAMPLE_TYPE | (r->o.all_cgroups ? PERF_SAMPLE_CGROUP : 0);
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	if (r->o.nr_cpus) {
+		cpus = malloc(r->o.nr_cpus * sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+		memcpy(cpus, r->o.cpus, r->o.nr_cpus * sizeof(*cpus));
+		nr = r->o.nr_cpus;
+	} else {
+		err = online_cpus(&cpus, &nr);
+		if (err)
+			return err;
+	}
+	r->oncpu = perf_rings__open(a, cpus, nr, r->o.mmap_pages, cgroup_fd, ONCPU_EVENT_NAME);
+	free(cpus);
+	return r->oncpu ? 0 : -errno;
+}
+
+/* Events first: pipe mode needs them before any record. */
+static int declare_events(struct record *r)
+{
+	struct perf_event_attr attr = { 0 };
+	const uint64_t *ids;
+	size_t nids;
+	int err;
+
+	attr.size = PERFDATA_ATTR_SIZE;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	attr.sample_period = 1;
+	attr.sample_type = r->sample_type;
+	attr.sample_id_all = 1;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
+	if (!(r->o.stacks & STACKS_KERNEL)) {
+		attr.exclude_kernel = 1;
+		attr.exclude_callchain_kernel = 1;
+	}
+	if (!(r->o.stacks & STACKS_USER))
+		attr.exclude_callchain_user = 1;
+	err = perf_writer__add_event(r->w, &attr, OFFCPU_EVENT_NAME, &r->offcpu_id, 1);
+	if (!err && r->oncpu) {
+		nids = perf_rings__ids(r->oncpu, &ids);
+		err = perf_writer__add_event(r->w, perf_rings__attr(r->oncpu), ONCPU_EVENT_NAME,
+					     ids, nids);
+	}
+	if (!err) {
+		nids = perf_rings__ids(r->sb, &ids);
+		err = perf_writer__add_event(r->w, perf_rings__attr(r->sb), "dummy:u", ids, nids);
+	}
+	if (!err)
+		err = perf_writer__add_host_features(r->w, cmdline_argc, cmdline_argv);
+	return err;
+}
+
 static int synthesize(struct record *r)
 {
 	struct synth s = {
 		.sample_type = SIDEBAND_SAMPLE_TYPE,
-		.id = 0,
+		.id = r->sideband_id,
 		.time = 0, /* at or before every sample, as perf does */
 		.emit = emit_synth,
 		.arg = r,
 	};
-	const uint64_t *ids;
 	char root[2048];
 	size_t i;
 	int err = 0;
 
-	sideband__ids(r->sb, &ids);
-	s.id = ids[0];
-	if (!r->filter_sideband) {
+	if ((r->o.stacks & STACKS_KERNEL) || r->oncpu) {
+		err = synth__kernel_mmap(&s);
+		if (err == -EPERM)
+			pr_warn("kernel addresses are hidden (kptr_restrict): kernel frames will not be named");
+		err = 0;
+	}
+	if (!r->filter) {
 		err = synth__all(&s);
 	} else {
 		for (i = 0; i < r->o.nr_pids && !err; i++)
@@ -653,23 +898,25 @@ static bool targets_gone(struct record *r, struct pollfd *pfds, size_t first_pid
 
 static int main_loop(struct record *r)
 {
-	size_t nsb = sideband__nr_fds(r->sb), npid = r->have_workload ? 1 : r->o.nr_pids, i;
-	struct pollfd *pfds = calloc(nsb + npid, sizeof(*pfds));
+	size_t nsb = perf_rings__nr_fds(r->sb), non = r->oncpu ? perf_rings__nr_fds(r->oncpu) : 0;
+	size_t npid = r->have_workload ? 1 : r->o.nr_pids, nfd = nsb + non + 1 + npid, i;
+	struct pollfd *pfds = calloc(nfd, sizeof(*pfds));
 	uint64_t deadline = r->o.duration_ns ? now_ns() + r->o.duration_ns : 0;
 	int err = 0;
 
 	if (!pfds)
 		return -ENOMEM;
-	for (i = 0; i < nsb; i++) {
-		pfds[i].fd = sideband__fd(r->sb, i);
+	for (i = 0; i < nfd; i++)
 		pfds[i].events = POLLIN;
-	}
-	for (i = 0; i < npid; i++) {
-		pfds[nsb + i].fd = r->have_workload ? r->wl.pidfd : pidfd_for(r->o.pids[i]);
-		pfds[nsb + i].events = POLLIN;
-	}
+	for (i = 0; i < nsb; i++)
+		pfds[i].fd = perf_rings__fd(r->sb, i);
+	for (i = 0; i < non; i++)
+		pfds[nsb + i].fd = perf_rings__fd(r->oncpu, i);
+	pfds[nsb + non].fd = collector__events_fd(r->coll);
+	for (i = 0; i < npid; i++)
+		pfds[nsb + non + 1 + i].fd = r->have_workload ? r->wl.pidfd : pidfd_for(r->o.pids[i]);
 	while (!stop_signal) {
-		int timeout = 200;
+		int timeout = 100;
 
 		if (deadline) {
 			uint64_t now = now_ns();
@@ -679,39 +926,52 @@ static int main_loop(struct record *r)
 			if ((deadline - now) / 1000000 < (uint64_t)timeout)
 				timeout = (int)((deadline - now) / 1000000) + 1;
 		}
-		if (poll(pfds, nsb + npid, timeout) < 0 && errno != EINTR) {
+		if (poll(pfds, nfd, timeout) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
-		err = flush_sideband(r);
+		err = flush_round(r);
 		if (err)
 			break;
-		if (targets_gone(r, pfds, nsb))
+		if (targets_gone(r, pfds, nsb + non + 1))
 			break;
 	}
 	if (!r->have_workload)
 		for (i = 0; i < npid; i++)
-			if (pfds[nsb + i].fd >= 0)
-				close(pfds[nsb + i].fd);
+			if (pfds[nsb + non + 1 + i].fd >= 0)
+				close(pfds[nsb + non + 1 + i].fd);
 	free(pfds);
 	return err;
 }
 
-static void print_summary(struct record *r, struct drain_ctx *d, const uint64_t *cnt,
-			  uint64_t prog_misses, uint64_t file_size)
+static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_misses,
+			  uint64_t file_size)
 {
 	char size[32];
 	uint64_t dropped = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_NO_STORAGE] +
 			   cnt[OFFCPU_CNT_FILTER_FULL] + cnt[OFFCPU_CNT_STACK_FAIL] +
-			   cnt[OFFCPU_CNT_UNPAIRED] + prog_misses + r->sideband_lost;
+			   cnt[OFFCPU_CNT_KSTACK_FAIL] + cnt[OFFCPU_CNT_UNPAIRED] +
+			   cnt[OFFCPU_CNT_OUTPUT_FULL] + prog_misses + r->st.sideband_lost +
+			   r->st.oncpu_lost;
 
 	fprintf(stderr,
-		"offcpu: %llu blocks seen (%.3f s off-CPU in %zu threads), %llu samples written, "
-		"%llu distinct stacks\n",
-		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], d->total_ns / 1e9, d->threads.len,
-		(unsigned long long)d->samples,
+		"offcpu: %llu blocks seen (%.3f s off-CPU in %zu threads), %llu samples written "
+		"(%llu streamed, %llu summed), %llu distinct stacks\n",
+		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], r->st.offcpu_ns / 1e9,
+		r->st.threads.len,
+		(unsigned long long)(r->st.streamed_samples + r->st.summed_samples),
+		(unsigned long long)r->st.streamed_samples,
+		(unsigned long long)r->st.summed_samples,
 		(unsigned long long)collector__distinct_stacks(r->coll));
-	fprintf(stderr, "offcpu: wrote %s (%s)\n", r->o.output, fmt_size(file_size, size, sizeof(size)));
+	if (r->oncpu)
+		fprintf(stderr, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
+			(unsigned long long)r->st.oncpu_samples, (unsigned long long)r->o.freq);
+	if (r->o.pipe_output)
+		fprintf(stderr, "offcpu: wrote %s to standard output\n",
+			fmt_size(perf_writer__data_size(r->w), size, sizeof(size)));
+	else
+		fprintf(stderr, "offcpu: wrote %s (%s)\n", r->o.output,
+			fmt_size(file_size, size, sizeof(size)));
 	if (!dropped) {
 		fprintf(stderr, "offcpu: nothing dropped\n");
 		return;
@@ -720,10 +980,17 @@ static void print_summary(struct record *r, struct drain_ctx *d, const uint64_t 
 	if (cnt[OFFCPU_CNT_DROP_MAP_FULL])
 		fprintf(stderr, "offcpu:   %llu blocks lost: the summary map was full (raise --max-stacks)\n",
 			(unsigned long long)cnt[OFFCPU_CNT_DROP_MAP_FULL]);
+	if (cnt[OFFCPU_CNT_OUTPUT_FULL])
+		fprintf(stderr, "offcpu:   %llu long blocks not streamed: the output buffer was full; "
+			"summed instead, without their time (raise --buffer-size)\n",
+			(unsigned long long)cnt[OFFCPU_CNT_OUTPUT_FULL]);
 	if (cnt[OFFCPU_CNT_STACK_FAIL])
 		fprintf(stderr, "offcpu:   %llu blocks kept without a user stack: the stack walk failed "
 			"(stack map full or unreadable stack)\n",
 			(unsigned long long)cnt[OFFCPU_CNT_STACK_FAIL]);
+	if (cnt[OFFCPU_CNT_KSTACK_FAIL])
+		fprintf(stderr, "offcpu:   %llu blocks kept without a kernel stack (stack map full?)\n",
+			(unsigned long long)cnt[OFFCPU_CNT_KSTACK_FAIL]);
 	if (cnt[OFFCPU_CNT_NO_STORAGE])
 		fprintf(stderr, "offcpu:   %llu blocks missed: no per-task storage\n",
 			(unsigned long long)cnt[OFFCPU_CNT_NO_STORAGE]);
@@ -736,70 +1003,67 @@ static void print_summary(struct record *r, struct drain_ctx *d, const uint64_t 
 	if (cnt[OFFCPU_CNT_FILTER_FULL])
 		fprintf(stderr, "offcpu:   %llu child processes not followed: the process filter was full\n",
 			(unsigned long long)cnt[OFFCPU_CNT_FILTER_FULL]);
-	if (r->sideband_lost)
+	if (r->st.sideband_lost)
 		fprintf(stderr, "offcpu:   %llu side-band records lost: buffers overran (raise -m)\n",
-			(unsigned long long)r->sideband_lost);
+			(unsigned long long)r->st.sideband_lost);
+	if (r->st.oncpu_lost)
+		fprintf(stderr, "offcpu:   %llu on-CPU samples lost: buffers overran (raise -m)\n",
+			(unsigned long long)r->st.oncpu_lost);
+}
+
+static int add_build_ids(struct record *r)
+{
+	uint8_t id[20];
+	int n = maptab__write_build_ids(r->maps, r->w);
+
+	if (n < 0)
+		return n;
+	if ((r->o.stacks & STACKS_KERNEL) || r->oncpu) {
+		int len = kernel_build_id(id, sizeof(id));
+
+		if (len > 0)
+			return perf_writer__add_build_id(r->w, -1, true, id, (size_t)len,
+							 "[kernel.kallsyms]");
+	}
+	return 0;
 }
 
 static int finish(struct record *r)
 {
 	struct drain_ctx d = { .r = r };
-	uint64_t cnt[OFFCPU_CNT_NR] = { 0 };
-	const uint64_t *ids;
-	size_t nids;
-	struct perf_event_attr attr = { 0 };
+	uint64_t cnt[OFFCPU_CNT_NR] = { 0 }, misses, lost;
 	struct stat st;
 	long n;
 	int err;
 
 	collector__detach(r->coll);
-	err = flush_sideband(r);
+	err = flush_round(r);
 	if (err)
 		return err;
 	d.time = now_ns();
 	n = collector__drain(r->coll, write_summed, &d);
-	if (n < 0) {
-		intset__free(&d.threads);
+	if (n < 0)
 		return (int)n;
-	}
 	collector__counters(r->coll, cnt);
-
-	nids = sideband__ids(r->sb, &ids);
-	attr.size = PERFDATA_ATTR_SIZE;
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
-	attr.sample_period = 1;
-	attr.sample_type = r->sample_type;
-	attr.sample_id_all = 1;
-	attr.use_clockid = 1;
-	attr.clockid = CLOCK_MONOTONIC;
-	attr.exclude_kernel = 1;
-	attr.exclude_callchain_kernel = 1;
-	err = perf_writer__add_event(r->w, &attr, OFFCPU_EVENT_NAME, &r->offcpu_id, 1);
-	if (!err)
-		err = perf_writer__add_event(r->w, sideband__attr(r->sb), "dummy:u", ids, nids);
-	if (!err)
-		err = perf_writer__add_host_features(r->w, cmdline_argc, cmdline_argv);
-	if (!err) {
-		int nb = maptab__write_build_ids(r->maps, r->w);
-
-		err = nb < 0 ? nb : 0;
-	}
-	if (!err)
-		err = perf_writer__finish(r->w);
-	if (err) {
-		intset__free(&d.threads);
+	misses = collector__prog_misses(r->coll);
+	lost = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_UNPAIRED] +
+	       cnt[OFFCPU_CNT_OUTPUT_FULL] + cnt[OFFCPU_CNT_NO_STORAGE] + misses;
+	if (lost)
+		err = write_lost_samples(r, lost, d.time);
+	err = err ?: add_build_ids(r);
+	err = err ?: perf_writer__finish(r->w);
+	if (err)
 		return err;
-	}
-	err = commit_output(r);
-	if (err) {
-		pr_err("cannot rename %s to %s: %s", r->tmp_path, r->o.output, strerror(-err));
-		intset__free(&d.threads);
-		return err;
+	if (!r->o.pipe_output) {
+		err = commit_output(r);
+		if (err) {
+			pr_err("cannot rename %s to %s: %s", r->tmp_path, r->o.output, strerror(-err));
+			return err;
+		}
 	}
 	if (!r->o.quiet)
-		print_summary(r, &d, cnt, collector__prog_misses(r->coll), stat(r->o.output, &st) == 0 ? (uint64_t)st.st_size : 0);
-	intset__free(&d.threads);
+		print_summary(r, cnt, misses,
+			      !r->o.pipe_output && stat(r->o.output, &st) == 0 ? (uint64_t)st.st_size : 0);
 	return 0;
 }
 
@@ -814,6 +1078,10 @@ int cmd_record(int argc, char **argv)
 	r.o.output = "offcpu.data";
 	r.o.state_mask = OFFCPU_DEFAULT_STATES;
 	r.o.mmap_pages = 128;
+	r.o.thresh_ns = 500 * 1000000ULL;
+	r.o.stacks = STACKS_USER;
+	r.o.buffer_bytes = 4 << 20;
+	r.o.transport = OFFCPU_TRANSPORT_RINGBUF;
 	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, &argi, &r.o))
 		return 2;
@@ -844,23 +1112,45 @@ int cmd_record(int argc, char **argv)
 	err = setup_targets(&r, &co, &cgroup_fd);
 	if (err)
 		goto out;
-	err = open_output(&r);
-	if (err)
-		goto out;
+	if (!r.o.pipe_output) {
+		err = open_output(&r);
+		if (err)
+			goto out;
+	}
 	r.sb = sideband__open(r.o.mmap_pages, r.o.all_cgroups);
 	if (!r.sb) {
 		err = -errno;
 		goto out;
 	}
-	r.offcpu_id = sideband__private_id(r.sb);
+	{
+		const uint64_t *ids;
+
+		perf_rings__ids(r.sb, &ids);
+		r.sideband_id = ids[0];
+	}
+	err = sideband__private_id(&r.offcpu_id);
+	if (err) {
+		pr_err("failed to open a BPF output event: %s", strerror(-err));
+		goto out;
+	}
+	if (r.o.freq) {
+		err = open_oncpu(&r, cgroup_fd);
+		if (err)
+			goto out;
+	}
 	r.coll = collector__open(&co);
 	if (!r.coll) {
 		err = -errno;
 		goto out;
 	}
-	r.w = perf_writer__new(r.fd);
+	r.w = r.o.pipe_output ? perf_writer__new_pipe(STDOUT_FILENO) : perf_writer__new(r.fd);
 	if (!r.w) {
 		err = -errno;
+		goto out;
+	}
+	err = declare_events(&r);
+	if (err) {
+		pr_err("cannot write %s: %s", r.o.output, strerror(-err));
 		goto out;
 	}
 	if (r.o.argc) {
@@ -872,7 +1162,7 @@ int cmd_record(int argc, char **argv)
 		r.have_workload = true;
 		intset__add(&r.tracked, r.wl.pid);
 		if (!r.o.system_wide) {
-			err = collector__add_tgid(r.coll, r.wl.pid);
+			err = collector__add_workload(r.coll, r.wl.pid);
 			if (err) {
 				pr_err("cannot track process %d: %s", r.wl.pid, strerror(-err));
 				goto out;
@@ -880,8 +1170,10 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	err = synthesize(&r);
+	if (!err && r.o.pipe_output)
+		err = perf_writer__flush(r.w); /* the reader gets attrs and side-band now */
 	if (err) {
-		pr_err("cannot write %s: %s", r.tmp_path, strerror(-err));
+		pr_err("cannot write %s: %s", r.o.output, strerror(-err));
 		goto out;
 	}
 	if (r.have_workload) {
@@ -899,10 +1191,11 @@ int cmd_record(int argc, char **argv)
 	err = main_loop(&r);
 	if (!err)
 		err = finish(&r);
-	if (err && err != -ENOSPC && !r.err)
-		pr_err("recording failed: %s", strerror(-err));
-	else if (err == -ENOSPC)
-		pr_err("cannot write %s: %s", r.o.output, strerror(ENOSPC));
+	if (err == -EPIPE)
+		pr_err("cannot write to standard output: the reader went away");
+	else if (err)
+		pr_err("cannot write %s: %s", r.o.pipe_output ? "the recording" : r.o.output,
+		       strerror(-err));
 out:
 	if (r.have_workload && !workload__reap(&r.wl)) {
 		/* stopped by a signal or an error while the command still runs */
@@ -918,10 +1211,13 @@ out:
 		discard_output(&r);
 	perf_writer__free(r.w);
 	collector__free(r.coll);
-	sideband__free(r.sb);
+	perf_rings__free(r.sb);
+	perf_rings__free(r.oncpu);
 	maptab__free(r.maps);
 	intset__free(&r.tracked);
-	free(r.batch);
+	intset__free(&r.tids);
+	intset__free(&r.st.threads);
+	batch__free(&r.batch);
 	free(r.tmp_path);
 	free(r.o.pids);
 	free(r.o.tids);

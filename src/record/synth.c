@@ -213,3 +213,77 @@ int synth__cgroups(const struct synth *s, const char *root)
 		return -errno;
 	return cg_err;
 }
+
+static int kallsyms_text(uint64_t *addr)
+{
+	char line[512], name[256], type;
+	unsigned long long a;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text") || !strcmp(name, "_stext")) {
+			*addr = a;
+			err = a ? 0 : -EPERM; /* kptr_restrict hides addresses */
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+int synth__kernel_mmap(const struct synth *s)
+{
+	static const char name[] = "[kernel.kallsyms]_text";
+	char buf[256] = { 0 };
+	uint64_t text = 0;
+	int err = kallsyms_text(&text);
+
+	if (err)
+		return err;
+	*(uint32_t *)(buf + 8) = (uint32_t)-1;
+	*(uint32_t *)(buf + 12) = 0;
+	*(uint64_t *)(buf + 16) = text;
+	*(uint64_t *)(buf + 24) = ~0ULL - text;
+	*(uint64_t *)(buf + 32) = text;
+	memcpy(buf + 40, name, sizeof(name));
+	return finish(s, buf, 40 + sizeof(name), -1, 0, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+}
+
+int kernel_build_id(uint8_t *id, size_t cap)
+{
+	unsigned char buf[4096];
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	size_t off = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	while (off + 12 <= (size_t)n) {
+		uint32_t namesz, descsz, type;
+		size_t name_off = off + 12, desc_off;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		desc_off = name_off + PERF_ALIGN(namesz, 4);
+		if (namesz > 4096 || descsz > 4096 || desc_off + descsz > (size_t)n)
+			break;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(buf + name_off, "GNU", 4)) {
+			size_t len = descsz < cap ? descsz : cap;
+
+			memcpy(id, buf + desc_off, len);
+			return (int)len;
+		}
+		off = desc_off + PERF_ALIGN(descsz, 4);
+	}
+	return -ENOENT;
+}

@@ -3,6 +3,7 @@
 #ifndef OFFCPU_SYNTH_H
 #define OFFCPU_SYNTH_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
 
@@ -25,5 +26,11 @@ int synth__cgroups(const struct synth *s, const char *root);
 int synth__mmap2(const struct synth *s, int pid, int tid, uint64_t start, uint64_t len,
 		 uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
 		 uint32_t flags, uint16_t misc, const char *filename);
+
+/* The kernel's MMAP ([kernel.kallsyms]_text at _text, pid -1) perf needs to
+ * name kernel frames with kallsyms. Returns 0, or -ENOENT without _text. */
+int synth__kernel_mmap(const struct synth *s);
+/* The running kernel's build id from /sys/kernel/notes. Returns its length or -errno. */
+int kernel_build_id(uint8_t *id, size_t cap);
 
 #endif
