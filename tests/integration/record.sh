@@ -76,7 +76,8 @@ test_attach_pid() {
 
 # -a records everything; the workload's threads are among it, correct
 test_system_wide() {
-	"$OFFCPU" record -q -a -o a.data -- "$GT" -r truth.txt || fail "record -a failed"
+	"$OFFCPU" record -a -o a.data -- "$GT" -r truth.txt 2>rec.err || { cat rec.err; fail "record -a failed"; }
+	cat rec.err
 	per_tid_perf a.data >perf.tot
 	[ ! -s a.data.script.err ] || { cat a.data.script.err; fail "perf script warned"; }
 	check_threads truth.txt perf.tot 5

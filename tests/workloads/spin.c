@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A CPU-bound workload: spins in spin_hot() for SECONDS (default 1). */
+/*
+ * A CPU-bound workload: spins in spin_hot() for SPIN seconds (default 1), then
+ * sleeps SLEEP seconds (default 0) in one nanosleep, then prints its own CPU
+ * time and wall time in nanoseconds: "cpu_ns wall_ns".
+ */
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -13,15 +18,25 @@ __attribute__((noinline)) static void spin_hot(void)
 		sink += i * i;
 }
 
+static long long ns(clockid_t c)
+{
+	struct timespec t;
+
+	clock_gettime(c, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 1.0;
-	struct timespec a, b;
+	double spin = argc > 1 ? atof(argv[1]) : 1.0, nap = argc > 2 ? atof(argv[2]) : 0;
+	long long start = ns(CLOCK_MONOTONIC);
+	struct timespec ts = { (time_t)nap, (long)((nap - (time_t)nap) * 1e9) };
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	do {
+	do
 		spin_hot();
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	} while ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < secs);
+	while (ns(CLOCK_MONOTONIC) - start < (long long)(spin * 1e9));
+	if (nap > 0)
+		nanosleep(&ts, NULL);
+	printf("%lld %lld\n", ns(CLOCK_PROCESS_CPUTIME_ID), ns(CLOCK_MONOTONIC) - start);
 	return 0;
 }
