@@ -424,11 +424,13 @@ static int open_streams(struct perf_reader *r, const char *dir, char *err, size_
 	return 0;
 }
 
+static int reader_init(struct perf_reader *r, const char *path, const char *dir, char *err,
+		       size_t errlen);
+
 struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen)
 {
 	struct perf_reader *r = calloc(1, sizeof(*r));
 	struct stat st;
-	uint64_t magic = 0, hsize = 0;
 	int fd = -1, e = 0;
 	const char *dir = NULL;
 	char dpath[4096];
@@ -476,6 +478,43 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-e));
 		goto fail;
 	}
+	if (reader_init(r, path, dir, err, errlen))
+		goto fail;
+	return r;
+fail:
+	if (fd >= 0)
+		close(fd);
+	perf_reader__close(r);
+	return NULL;
+}
+
+struct perf_reader *perf_reader__open_mem(const void *data, size_t size, char *err, size_t errlen)
+{
+	struct perf_reader *r = calloc(1, sizeof(*r));
+	uint8_t *copy = malloc(size ? size : 1);
+
+	if (!r || !copy) {
+		free(r);
+		free(copy);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	memcpy(copy, data, size);
+	r->data = copy;
+	r->size = size;
+	if (reader_init(r, "input", NULL, err, errlen)) {
+		perf_reader__close(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Header checks and event setup, once the input is in memory. */
+static int reader_init(struct perf_reader *r, const char *path, const char *dir, char *err,
+		       size_t errlen)
+{
+	uint64_t magic = 0, hsize = 0;
+
 	if (r->size >= 16) {
 		memcpy(&magic, r->data, 8);
 		memcpy(&hsize, r->data + 8, 8);
@@ -483,7 +522,7 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
 	if (magic != PERF_MAGIC2) {
 		snprintf(err, errlen, "%s is not a perf.data file (%s)", path,
 			 r->size < 16 ? "too short" : "bad magic at offset 0");
-		goto fail;
+		return -EINVAL;
 	}
 	if (hsize == sizeof(struct perf_pipe_file_header)) {
 		r->pipe = true;
@@ -491,18 +530,13 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
 		r->end = r->size;
 	} else if (open_file_mode(r)) {
 		snprintf(err, errlen, "%s: %s", path, r->err);
-		goto fail;
+		return -EINVAL;
 	}
 	r->base = r->data;
 	if (dir && !r->pipe && open_streams(r, dir, err, errlen))
-		goto fail;
+		return -EINVAL;
 	r->err[0] = 0;
-	return r;
-fail:
-	if (fd >= 0)
-		close(fd);
-	perf_reader__close(r);
-	return NULL;
+	return 0;
 }
 
 void perf_reader__close(struct perf_reader *r)
@@ -615,7 +649,7 @@ static uint64_t head_time(struct perf_reader *r, const struct rstream *s)
 	if (s->end - s->pos < sizeof(h))
 		return 0;
 	memcpy(&h, s->data + s->pos, sizeof(h));
-	if (h.size < sizeof(h) || h.size > s->end - s->pos)
+	if (h.size < sizeof(h) || h.size > s->end - s->pos || h.size % 8)
 		return 0;
 	memcpy(r->peek.bytes, s->data + s->pos, h.size);
 	memset(r->peek.bytes + h.size, 0, 8);
@@ -750,6 +784,9 @@ int perf_reader__parse_sample(struct perf_reader *r, const struct perf_event_hea
 	if (ev < 0)
 		return fail(r, "SAMPLE at offset %llu: the file declares no event",
 			    (unsigned long long)r->cur);
+	if (rec->size % 8)
+		return fail(r, "SAMPLE at offset %llu has size %u, not a multiple of 8",
+			    (unsigned long long)r->cur, rec->size);
 	if (perf_sample__parse(&r->events[ev].attr, rec, s, &why))
 		return fail(r, "SAMPLE at offset %llu (%u bytes): %s", (unsigned long long)r->cur,
 			    rec->size, why);
@@ -765,6 +802,9 @@ int perf_reader__parse_id(struct perf_reader *r, const struct perf_event_header 
 	memset(s, 0, sizeof(*s));
 	if (ev < 0 || !r->events[ev].attr.sample_id_all)
 		return 0;
+	if (rec->size % 8)
+		return fail(r, "%s at offset %llu has size %u, not a multiple of 8",
+			    type_name(rec->type), (unsigned long long)r->cur, rec->size);
 	if (perf_sample_id__parse(r->events[ev].attr.sample_type, rec, s))
 		return fail(r, "%s at offset %llu is too short for its sample_id",
 			    type_name(rec->type), (unsigned long long)r->cur);

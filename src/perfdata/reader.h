@@ -20,9 +20,11 @@ struct perf_reader_event {
 
 struct perf_reader;
 
-/* Open @path ("-" for stdin). Returns NULL and fills @err on failure. */
+/* Open @path ("-" for stdin; a directory in perf's directory format). Returns NULL and fills @err on failure. */
 struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen);
 void perf_reader__close(struct perf_reader *r);
+/* Open a copy of @size bytes at @data (file or pipe mode), as from a file named "input". */
+struct perf_reader *perf_reader__open_mem(const void *data, size_t size, char *err, size_t errlen);
 
 bool perf_reader__is_pipe(const struct perf_reader *r);
 size_t perf_reader__nr_events(const struct perf_reader *r);
