@@ -91,15 +91,6 @@ $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src
 
 fuzz: $(BUILD)/tests/fuzz-reader
 
-# libFuzzer target for the reader (clang, libclang-rt-14-dev); tests/integration/report.sh runs it.
-FUZZ_SRCS := src/util/util.c src/perfdata/sample.c src/perfdata/reader.c
-$(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src/perfdata/*.h)
-	@mkdir -p $(@D)
-	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all $< $(FUZZ_SRCS) -o $@
-
-fuzz: $(BUILD)/tests/fuzz-reader
-
 deps:
 	bash scripts/install-deps.sh
 
