@@ -134,7 +134,7 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path, const ui
 		build_id_len = 20;
 	for (d = s->dsos; d; d = d->next)
 		if (!strcmp(d->path, path) && d->build_id_len == build_id_len &&
-		    !memcmp(d->build_id, build_id, build_id_len))
+		    (!build_id_len || !memcmp(d->build_id, build_id, build_id_len)))
 			return d;
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -145,7 +145,8 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path, const ui
 		return NULL;
 	}
 	d->fd = d->dbg_fd = -1;
-	memcpy(d->build_id, build_id, build_id_len);
+	if (build_id_len)
+		memcpy(d->build_id, build_id, build_id_len);
 	d->build_id_len = build_id_len;
 	d->next = s->dsos;
 	s->dsos = d;
@@ -379,8 +380,8 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 	d->loaded = true;
 	if (!strcmp(d->path, "[vdso]"))
 		d->elf = open_vdso(d);
-	else if (d->path[0] == '/')
-		d->elf = open_elf(d->path, &d->fd);
+	else if (d->path[0] && d->path[0] != '[' && strncmp(d->path, "//", 2))
+		d->elf = open_elf(d->path, &d->fd); /* not [heap], //anon, ... */
 	if (d->elf)
 		id_len = elf_build_id(d->elf, id);
 	if (d->elf && d->build_id_len && id_len &&
@@ -393,7 +394,7 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 		open_debug(d, d->build_id, d->build_id_len);
 		if (!d->dbg) {
 			pr_warn("build id mismatch for %s: recorded %s, the file on disk has %s; "
-				"its frames are shown as addresses", d->path, a, b);
+				"its frames are left unresolved", d->path, a, b);
 			d->mismatch = true;
 			return;
 		}
