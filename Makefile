@@ -92,6 +92,13 @@ $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src
 
 fuzz: $(BUILD)/tests/fuzz-reader
 
+# Report benchmark: bench/report.sh builds this generator of large perf.data files.
+$(BUILD)/bench/gen-perfdata: bench/gen-perfdata.c src/perfdata/writer.c src/perfdata/sample.c src/util/util.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ -lelf
+
+bench-gen: $(BUILD)/bench/gen-perfdata
+
 deps:
 	bash scripts/install-deps.sh
 
