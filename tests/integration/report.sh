@@ -326,3 +326,23 @@ test_report_fuzz_reader() {
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' fuzz.log)
 	[ "${runs:-0}" -gt 10000 ] || fail "only ${runs:-0} executions"
 }
+
+# offcpu's own pipe output with kernel stacks and on-CPU samples: off-CPU
+# totals still match, kernel frames are named, cpu-clock is counted in samples
+test_report_offcpu_pipe_kernel_stacks() {
+	"$OFFCPU" record -q -o - --stacks both -F 999 -- "$GT" -r truth.txt 2>rec.err >gt.pipe || { cat rec.err; fail "record failed"; }
+	"$OFFCPU" report -i - --folded -e offcpu-time <gt.pipe >gt.folded || fail "report of pipe input failed"
+	folded_per_comm gt.folded >comm.tot
+	while read -r comm tid ns calls; do
+		got=$(awk -v c="$comm" '$1 == c { print $2 }' comm.tot)
+		echo "  $comm: blocked $ns ns, folded $got ns"
+		within 5 "${got:-0}" "$ns" || fail "$comm: folded $got ns, expected $ns"
+	done <truth.txt
+	grep -q '^gt-sleep;start_thread;gt_sleep_thread;clock_nanosleep[^;]*;.*_\[k\].* [0-9]*$' gt.folded ||
+		{ grep gt-sleep gt.folded; fail "gt-sleep's kernel frames missing"; }
+	grep -q '\[unknown\]_\[k\]' gt.folded && fail "unresolved kernel frames"
+	"$OFFCPU" report -i gt.pipe >gt.txt || fail "text report failed"
+	grep -q '^# offcpu-time: .* ms off-CPU' gt.txt || fail "no offcpu-time section"
+	grep -q '^# cpu-clock: [0-9]* samples' gt.txt || { head -30 gt.txt; fail "no cpu-clock section counted in samples"; }
+	grep -q '\[kernel.kallsyms\]' gt.txt || fail "no kernel entries in the text output"
+}
