@@ -8,6 +8,8 @@ SPIN=$ROOT/$BUILD/tests/spin
 
 fail() {
 	echo "FAIL: $*" >&2
+	# the recorder's summary says what it dropped, if anything
+	[ ! -s rec.err ] || sed 's/^/  rec.err: /' rec.err >&2
 	exit 1
 }
 

@@ -76,7 +76,7 @@ test_oncpu_sampling() {
 
 # -o -: perf report -i - and perf script -i - read the pipe; same totals as file mode
 test_pipe_mode() {
-	"$OFFCPU" record -q -o - -- "$GT" -r truth.txt | perf script -i - -F tid,period 2>err.txt |
+	"$OFFCPU" record -o - -- "$GT" -r truth.txt 2>rec.err | perf script -i - -F tid,period 2>err.txt |
 		awk 'NF == 2 { s[$1] += $2 } END { for (t in s) print t, s[t] }' >perf.tot
 	[ ! -s err.txt ] || { cat err.txt; fail "perf script -i - warned"; }
 	check_threads truth.txt perf.tot 5
