@@ -346,3 +346,33 @@ test_report_offcpu_pipe_kernel_stacks() {
 	grep -q '^# cpu-clock: [0-9]* samples' gt.txt || { head -30 gt.txt; fail "no cpu-clock section counted in samples"; }
 	grep -q '\[kernel.kallsyms\]' gt.txt || fail "no kernel entries in the text output"
 }
+
+# --lines shows inlined functions as their own frames, with source lines
+test_report_lines_inlined() {
+	cat >inl.c <<-'EOF'
+		static volatile unsigned long sink;
+		static inline __attribute__((always_inline)) void hot_inner(unsigned long n)
+		{
+			for (unsigned long i = 0; i < n; i++)
+				sink += i * i;
+		}
+		__attribute__((noinline)) void outer_fn(void)
+		{
+			hot_inner(100000);
+		}
+		int main(void)
+		{
+			for (int k = 0; k < 4000; k++)
+				outer_fn();
+			return 0;
+		}
+	EOF
+	gcc -O2 -g -fno-omit-frame-pointer inl.c -o inl || fail "cannot compile"
+	perf record -q -g -e cpu-clock -o inl.data ./inl >/dev/null 2>&1 || fail "perf record failed"
+	"$OFFCPU" report -i inl.data --lines --json >inl.json || fail "report --lines failed"
+	grep -q '{"sym": "outer_fn", "dso": "inl", "file": "[^"]*/inl.c", "line": 9}, {"sym": "hot_inner", "dso": "inl", "file": "[^"]*/inl.c", "line": [45], "inlined": true}' inl.json ||
+		{ grep -m2 hot_inner inl.json; fail "inlined hot_inner not below outer_fn with lines"; }
+	"$OFFCPU" report -i inl.data --folded | grep -q 'outer_fn;hot_inner ' && fail "inlined frames without --lines"
+	"$OFFCPU" report -i inl.data --lines --folded | sort -k2 -n | tail -1 | grep -q ';outer_fn;hot_inner_\[i\] [0-9]*$' ||
+		fail "inlined frame not marked in folded output"
+}
