@@ -18,8 +18,6 @@ struct entry {
 	uint32_t first_row; /* rows of one entry are chained through next[] */
 };
 
-static const struct profile *cmp_p;
-
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct entry *x = a, *y = b;
@@ -37,14 +35,14 @@ static uint32_t leaf(const struct profile *p, uint32_t stack)
 	return nr ? f[nr - 1] : UINT32_MAX;
 }
 
-static void print_value(const struct profile *p, uint32_t ev, uint64_t v, uint64_t total)
+static void print_value(FILE *f, const struct profile *p, uint32_t ev, uint64_t v, uint64_t total)
 {
 	double pct = total ? 100.0 * (double)v / (double)total : 0;
 
 	if (p->events[ev].offcpu)
-		printf("%12.3f %7.2f%%", (double)v / 1e6, pct);
+		fprintf(f, "%12.3f %7.2f%%", (double)v / 1e6, pct);
 	else
-		printf("%12llu %7.2f%%", (unsigned long long)v, pct);
+		fprintf(f, "%12llu %7.2f%%", (unsigned long long)v, pct);
 }
 
 struct path {
@@ -59,8 +57,8 @@ static int cmp_path(const void *a, const void *b)
 	return (x->value < y->value) - (x->value > y->value);
 }
 
-static void print_paths(const struct profile *p, const struct entry *e, const uint32_t *next,
-			uint64_t total)
+static void print_paths(FILE *f, const struct profile *p, const struct entry *e,
+			const uint32_t *next, uint64_t total)
 {
 	struct path *paths = NULL;
 	size_t n = 0, i, k;
@@ -84,29 +82,29 @@ static void print_paths(const struct profile *p, const struct entry *e, const ui
 		paths[i].value += v;
 	}
 	qsort(paths, n, sizeof(*paths), cmp_path);
-	printf("\n  %s (%s, %s):\n", profile__frame_name(p, leaf(p, e->first_row == UINT32_MAX ? 0 :
+	fprintf(f, "\n  %s (%s, %s):\n", profile__frame_name(p, leaf(p, e->first_row == UINT32_MAX ? 0 :
 								       p->rows[e->first_row].stack)),
 	       strtab__get(&p->str, e->comm), e->dso == UINT32_MAX ? "[unknown]" :
 	       strtab__get(&p->str, p->dsos[e->dso].short_name));
 	for (i = 0; i < n && i < MAX_PATHS; i++) {
 		uint32_t nr;
-		const uint32_t *f = profile__stack_frames(p, paths[i].stack, &nr);
+		const uint32_t *ids = profile__stack_frames(p, paths[i].stack, &nr);
 
-		printf("    ");
-		print_value(p, e->event, paths[i].value, total);
-		printf("\n");
+		fprintf(f, "    ");
+		print_value(f, p, e->event, paths[i].value, total);
+		fprintf(f, "\n");
 		for (k = nr; k-- > 0;) {
-			const struct profile_frame *fr = &p->frames[f[k]];
+			const struct profile_frame *fr = &p->frames[ids[k]];
 
-			printf("            %s%s  (%s", fr->inlined ? "(inlined) " : "",
-			       profile__frame_name(p, f[k]), profile__frame_dso(p, f[k]));
+			fprintf(f, "            %s%s  (%s", fr->inlined ? "(inlined) " : "",
+			       profile__frame_name(p, ids[k]), profile__frame_dso(p, ids[k]));
 			if (fr->file)
-				printf(" %s:%u", strtab__get(&p->str, fr->file), fr->line);
-			printf(")\n");
+				fprintf(f, " %s:%u", strtab__get(&p->str, fr->file), fr->line);
+			fprintf(f, ")\n");
 		}
 	}
 	if (n > MAX_PATHS)
-		printf("    ... %zu more paths\n", n - MAX_PATHS);
+		fprintf(f, "    ... %zu more paths\n", n - MAX_PATHS);
 	free(paths);
 }
 
@@ -120,7 +118,6 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 	uint32_t ev;
 	int err = 0;
 
-	(void)f;
 	next = malloc((p->nr_rows + 1) * sizeof(*next));
 	tail = malloc((p->nr_rows + 1) * sizeof(*tail));
 	if (!next || !tail) {
@@ -173,7 +170,6 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		next[i] = UINT32_MAX;
 		ents[*v].value += profile__value(p, r->event, r->period, r->count);
 	}
-	cmp_p = p;
 	qsort(ents, n, sizeof(*ents), cmp_entry);
 	for (ev = 0; ev < p->nr_events; ev++) {
 		const struct profile_event *e = &p->events[ev];
@@ -183,65 +179,65 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		if (!e->count)
 			continue;
 		if (e->offcpu)
-			printf("# %s: %.3f ms off-CPU in %llu samples\n",
+			fprintf(f, "# %s: %.3f ms off-CPU in %llu samples\n",
 			       strtab__get(&p->str, e->name), e->period / 1e6,
 			       (unsigned long long)e->count);
 		else
-			printf("# %s: %llu samples\n", strtab__get(&p->str, e->name),
+			fprintf(f, "# %s: %llu samples\n", strtab__get(&p->str, e->name),
 			       (unsigned long long)e->count);
-		printf("# %12s %8s", e->offcpu ? "ms" : "samples", "%");
+		fprintf(f, "# %12s %8s", e->offcpu ? "ms" : "samples", "%");
 		for (k = 0; k < o->nr_keys; k++) {
 			static const char *names[] = { "comm", "pid", "tid", "dso", "symbol", "state" };
 
-			printf(o->keys[k] == SORT_PID || o->keys[k] == SORT_TID ? " %8s" : "  %-16s",
+			fprintf(f, o->keys[k] == SORT_PID || o->keys[k] == SORT_TID ? " %8s" : "  %-16s",
 			       names[o->keys[k]]);
 		}
-		printf("\n");
+		fprintf(f, "\n");
 		for (i = 0; i < n; i++) {
 			const struct entry *en = &ents[i];
 			double pct = total ? 100.0 * (double)en->value / (double)total : 0;
 
 			if (en->event != ev || pct < o->min_percent)
 				continue;
-			printf("  ");
-			print_value(p, ev, en->value, total);
+			fprintf(f, "  ");
+			print_value(f, p, ev, en->value, total);
 			for (k = 0; k < o->nr_keys; k++) {
 				switch (o->keys[k]) {
 				case SORT_COMM:
-					printf("  %-16s", strtab__get(&p->str, en->comm));
+					fprintf(f, "  %-16s", strtab__get(&p->str, en->comm));
 					break;
 				case SORT_PID:
-					printf(" %8u", en->pid);
+					fprintf(f, " %8u", en->pid);
 					break;
 				case SORT_TID:
-					printf(" %8u", en->tid);
+					fprintf(f, " %8u", en->tid);
 					break;
 				case SORT_DSO:
-					printf("  %-16s", en->dso == UINT32_MAX ? "[unknown]" :
+					fprintf(f, "  %-16s", en->dso == UINT32_MAX ? "[unknown]" :
 					       strtab__get(&p->str, p->dsos[en->dso].short_name));
 					break;
 				case SORT_SYM:
-					printf("  %s", strtab__get(&p->str, en->sym));
+					fprintf(f, "  %s", strtab__get(&p->str, en->sym));
 					break;
 				}
 			}
-			printf("\n");
+			fprintf(f, "\n");
 		}
 		if (have_sym) {
-			printf("\n# call paths to the top entries (innermost frame first)\n");
+			fprintf(f, "\n# call paths to the top entries (innermost frame first)\n");
 			for (i = 0; i < n && shown < o->top; i++) {
 				double pct = total ? 100.0 * (double)ents[i].value / (double)total : 0;
 
 				if (ents[i].event != ev || pct < o->min_percent)
 					continue;
-				print_paths(p, &ents[i], next, total);
+				print_paths(f, p, &ents[i], next, total);
 				shown++;
 			}
 		}
-		printf("\n");
+		fprintf(f, "\n");
 	}
 	if (p->lost_records || p->lost_samples)
-		printf("# WARNING: %llu records and %llu samples were lost while recording\n",
+		fprintf(f, "# WARNING: %llu records and %llu samples were lost while recording\n",
 		       (unsigned long long)p->lost_records, (unsigned long long)p->lost_samples);
 out:
 	hashmap__free(&idx);
