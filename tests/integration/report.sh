@@ -376,3 +376,35 @@ test_report_lines_inlined() {
 	"$OFFCPU" report -i inl.data --lines --folded | sort -k2 -n | tail -1 | grep -q ';outer_fn;hot_inner_\[i\] [0-9]*$' ||
 		fail "inlined frame not marked in folded output"
 }
+
+# C++ names are demangled (libiberty), and --no-demangle keeps them raw
+test_report_cxx_demangle() {
+	cat >spin.cc <<-'EOF'
+		namespace work {
+		static volatile unsigned long sink;
+		struct Spinner {
+			__attribute__((noinline)) void spin(int n) { for (int i = 0; i < n; i++) sink += i; }
+		};
+		}
+		int main() { work::Spinner s; for (int k = 0; k < 3000; k++) s.spin(100000); return 0; }
+	EOF
+	g++ -O1 -g -fno-omit-frame-pointer spin.cc -o spincc || fail "cannot compile"
+	perf record -q -g -e cpu-clock -o cc.data ./spincc >/dev/null 2>&1 || fail "perf record failed"
+	"$OFFCPU" report -i cc.data >cc.txt || fail "report failed"
+	awk '!/^#/ && NF { print; exit }' cc.txt | grep -q 'work::Spinner::spin(int)$' || { head -5 cc.txt; fail "not demangled"; }
+	"$OFFCPU" report -i cc.data --no-demangle | grep -q '_ZN4work7Spinner4spinEi' || fail "--no-demangle demangled"
+}
+
+# Reading needs no root: an unprivileged user reports a copy of the file
+test_report_without_root() {
+	record_gt
+	dir=$(mktemp -d /tmp/offcpu-nonroot.XXXXXX)
+	chmod 755 "$dir"
+	cp gt.data "$dir/" && chmod 644 "$dir/gt.data"
+	(cd "$dir" && setpriv --reuid=65534 --regid=65534 --clear-groups "$OFFCPU" report -i gt.data --folded) >user.folded 2>user.err
+	rc=$?
+	rm -rf "$dir"
+	[ $rc = 0 ] || { cat user.err; fail "report as nobody failed"; }
+	"$OFFCPU" report -i gt.data --folded | cmp - user.folded || fail "report as nobody differs from root's"
+	grep -q gt_sleep_thread user.folded || fail "no symbols as nobody"
+}
