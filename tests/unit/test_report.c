@@ -13,6 +13,11 @@
 #include "unit.h"
 #include "report/profile.h"
 #include "report/symbolizer.h"
+#include "report/session.h"
+#include "perfdata/writer.h"
+#include "perfdata/sample.h"
+#include <fcntl.h>
+#include <sys/mman.h>
 
 enum { PROBE_LINE = __LINE__ };
 __attribute__((noinline)) int unit_probe_fn(int x)
@@ -255,7 +260,90 @@ static void test_pprof(void)
 	profile__free(&p);
 }
 
+/* Append a side-band record with the sample_id trailer of @st. */
+static void put_sideband(struct perf_writer *w, uint64_t st, char *buf, size_t body, uint32_t type,
+			 uint32_t pid, uint64_t time)
+{
+	struct perf_event_header *h = (void *)buf;
+	struct perf_sample id = { .pid = pid, .tid = pid, .time = time, .id = 7 };
+
+	body = (body + 7) & ~7UL;
+	perf_sample_id__encode(st, &id, buf + body);
+	h->type = type;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = (uint16_t)(body + perf_sample_id__size(st));
+	CHECK(perf_writer__write(w, h) == 0);
+}
+
+/*
+ * perf's ordering: within a round a sample may come before the MMAP2 it
+ * needs when they were read from different CPUs' buffers; sorted by time,
+ * the sample still resolves.
+ */
+static void test_session_orders_rounds(void)
+{
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	char path[] = "/tmp/offcpu-unit-order.XXXXXX", bin[4096], buf[8192] = { 0 };
+	struct perf_event_attr attr = { 0 };
+	struct session_opts o = { .input = path, .sym = { .demangle = true } };
+	uint64_t id = 7, off = 0, ips[3];
+	struct perf_sample smp = { 0 };
+	struct perf_writer *w;
+	struct profile p;
+	uint32_t nr;
+	int fd = mkstemp(path), size;
+
+	CHECK(fd >= 0);
+	CHECK(self_offset((uintptr_t)&unit_probe_fn, &off, bin, sizeof(bin)) == 0);
+	w = perf_writer__new(fd);
+	attr.size = PERFDATA_ATTR_SIZE;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	attr.sample_type = OFFCPU_SAMPLE_TYPE;
+	attr.sample_id_all = 1;
+	CHECK(perf_writer__add_event(w, &attr, OFFCPU_EVENT_NAME, &id, 1) == 0);
+	/* sample at t=30: pc in unit_probe_fn, mapped at 0x400000 + its offset */
+	ips[0] = (uint64_t)PERF_CONTEXT_USER;
+	ips[1] = 0x400000 + off + 2;
+	smp = (struct perf_sample){ .id = 7, .ip = ips[1], .pid = 99, .tid = 99, .time = 30,
+				    .period = 5000, .nr_ips = 2, .ips = ips };
+	size = perf_sample__encode(attr.sample_type, &smp, buf, sizeof(buf));
+	CHECK(size > 0 && perf_writer__write(w, (void *)buf) == 0);
+	/* then its COMM (t=10) and MMAP2 (t=20), in the same round */
+	memset(buf, 0, sizeof(buf));
+	*(uint32_t *)(buf + 8) = 99;
+	*(uint32_t *)(buf + 12) = 99;
+	strcpy(buf + 16, "ordered");
+	put_sideband(w, attr.sample_type, buf, 16 + 8, PERF_RECORD_COMM, 99, 10);
+	memset(buf, 0, sizeof(buf));
+	*(uint32_t *)(buf + 8) = 99;
+	*(uint32_t *)(buf + 12) = 99;
+	*(uint64_t *)(buf + 16) = 0x400000;
+	*(uint64_t *)(buf + 24) = 0x10000000;
+	*(uint32_t *)(buf + 64) = PROT_READ | PROT_EXEC;
+	strcpy(buf + 72, bin);
+	put_sideband(w, attr.sample_type, buf, 72 + strlen(bin) + 1, PERF_RECORD_MMAP2, 99, 20);
+	CHECK(perf_writer__write(w, &round) == 0);
+	CHECK(perf_writer__finish(w) == 0);
+	perf_writer__free(w);
+	close(fd);
+	CHECK(session__load(&o, &p) == 0);
+	unlink(path);
+	CHECK_EQ_U64(p.nr_rows, 1);
+	if (p.nr_rows == 1) {
+		const uint32_t *fr = profile__stack_frames(&p, p.rows[0].stack, &nr);
+
+		CHECK_STR(strtab__get(&p.str, p.rows[0].comm), "ordered");
+		CHECK_EQ_U64(nr, 1);
+		if (nr == 1)
+			CHECK_STR(profile__frame_name(&p, fr[0]), "unit_probe_fn");
+		CHECK_EQ_U64(p.rows[0].period, 5000);
+	}
+	profile__free(&p);
+}
+
 const struct unit_test report_tests[] = {
+	{ "report: session sorts records of a round by time", test_session_orders_rounds },
 	{ "report: symbolizer resolves this binary, lines, build id check", test_symbolizer_self },
 	{ "report: demangles c++ and rust", test_demangle },
 	{ "report: folded output", test_folded },
