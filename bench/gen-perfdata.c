@@ -2,7 +2,7 @@
 /*
  * Writes a large perf.data file for the report benchmark, with offcpu's own
  * writer: one offcpu-time event, THREADS threads of one process, and
- * SAMPLES samples whose user call chains point into the functions of a real
+ * SAMPLES samples (in rounds of 10000, as perf writes) whose user call chains point into the functions of a real
  * binary (mapped with an MMAP2 record), so that both offcpu report and perf
  * report have real symbolization work to do.
  *
@@ -95,6 +95,7 @@ int main(int argc, char **argv)
 	char *bin;
 	uint64_t nsamples = 1000000, *funcs = NULL, **stacks, t = 1000000000ULL, id = 1;
 	size_t nstacks = 5000, nthreads = 40, nfuncs, i, k;
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
 	struct perf_event_attr attr = { 0 };
 	struct perf_writer *w;
 	char buf[8192];
@@ -189,6 +190,8 @@ int main(int argc, char **argv)
 
 		t += 1000;
 		if (size < 0 || perf_writer__write(w, (struct perf_event_header *)buf))
+			return 1;
+		if (i % 10000 == 9999 && perf_writer__write(w, &round)) /* as perf writes them */
 			return 1;
 		perf_writer__note_time(w, t);
 	}
