@@ -278,7 +278,7 @@ int svg__write(const struct profile *p, int event, const char *title, FILE *f)
 	int err = 0, height;
 	const char *unit = ev->offcpu ? "ms" : "samples";
 
-	root = child(&t, UINT32_MAX, strtab__get(&p->str, 0)[0] ? 0 : 0, K_ROOT);
+	root = child(&t, UINT32_MAX, 0, K_ROOT); /* name 0 is "": shown as "all" */
 	if (root == UINT32_MAX)
 		return -ENOMEM;
 	for (i = 0; i < p->nr_rows; i++) {
@@ -296,7 +296,6 @@ int svg__write(const struct profile *p, int event, const char *title, FILE *f)
 			uint8_t kind = fm->kernel ? K_KERNEL : fm->inlined ? K_INLINE :
 				       fm->dso == UINT32_MAX ? K_UNKNOWN : K_USER;
 
-			t.n[root].value += 0;
 			cur = child(&t, cur, fm->sym, kind);
 		}
 		if (cur == UINT32_MAX) {
