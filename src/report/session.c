@@ -655,15 +655,18 @@ static int flush_queue(struct session *s, uint64_t limit)
 	size_t i, k, len = 0;
 	int err = 0;
 
-	qsort(s->queue, s->nr_queued, sizeof(*s->queue), cmp_queued);
+	if (s->nr_queued)
+		qsort(s->queue, s->nr_queued, sizeof(*s->queue), cmp_queued);
 	for (i = 0; i < s->nr_queued && s->queue[i].time <= limit && !err; i++)
 		err = on_record(s, (const void *)(s->queue_buf + s->queue[i].off));
 	if (err)
 		return err;
 	/* keep the rest, compacted in buffer order so no record overwrites another */
-	memmove(s->queue, s->queue + i, (s->nr_queued - i) * sizeof(*s->queue));
+	if (i < s->nr_queued)
+		memmove(s->queue, s->queue + i, (s->nr_queued - i) * sizeof(*s->queue));
 	s->nr_queued -= i;
-	qsort(s->queue, s->nr_queued, sizeof(*s->queue), cmp_offset);
+	if (s->nr_queued)
+		qsort(s->queue, s->nr_queued, sizeof(*s->queue), cmp_offset);
 	for (i = 0, k = 0; i < s->nr_queued; i++, k++) {
 		const struct perf_event_header *h = (const void *)(s->queue_buf + s->queue[i].off);
 		size_t sz = PERF_ALIGN(h->size, 8);
@@ -688,6 +691,12 @@ static int session__add(struct session *s, const struct perf_event_header *h)
 	uint64_t t;
 	int err;
 
+	if (h->type == PERF_RECORD_COMPRESSED) {
+		pr_err("%s: a COMPRESSED record (perf record -z) at offset %llu: compressed files "
+		       "are not supported; record without -z", s->o->input,
+		       (unsigned long long)perf_reader__offset(s->r));
+		return -ENOTSUP;
+	}
 	if (h->type == PERF_RECORD_FINISHED_ROUND) {
 		err = flush_queue(s, s->prev_round_max);
 		s->prev_round_max = s->round_max;
@@ -774,7 +783,8 @@ int session__load(const struct session_opts *o, struct profile *p)
 		goto out;
 	}
 	if (ret) {
-		pr_err("cannot read %s: %s", o->input, strerror(-ret));
+		if (ret != -ENOTSUP)
+			pr_err("cannot read %s: %s", o->input, strerror(-ret));
 		goto out;
 	}
 	if (o->event) {

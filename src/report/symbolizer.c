@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "symbolizer.h"
 #undef ARRAY_SIZE
@@ -217,9 +218,17 @@ static Elf *open_elf(const char *path, int *fd)
 {
 	Elf *elf;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	/* the path comes from the input: never block on a fifo or read a device */
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (*fd < 0)
 		return NULL;
+	if (fstat(*fd, &st) || !S_ISREG(st.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
 	elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		if (elf)
@@ -425,7 +434,8 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 						(struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
 			}
 	}
-	qsort(d->syms, d->nr_syms, sizeof(*d->syms), cmp_sym);
+	if (d->nr_syms)
+		qsort(d->syms, d->nr_syms, sizeof(*d->syms), cmp_sym);
 	for (i = 0, k = 0; i < d->nr_syms; i++)
 		if (!k || d->syms[k - 1].addr != d->syms[i].addr)
 			d->syms[k++] = d->syms[i];
@@ -642,7 +652,8 @@ static void load_kallsyms(struct symbolizer *s)
 	fclose(f);
 	if (!nonzero && s->nr_ksyms)
 		pr_warn("%s shows no addresses (kptr_restrict): kernel frames stay unresolved", path);
-	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
+	if (s->nr_ksyms)
+		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
 }
 
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, const char **module)
