@@ -110,7 +110,8 @@ int folded__write(const struct profile *p, int event, FILE *f)
 		}
 		lines[*v].value += off ? r->period : r->count;
 	}
-	qsort(lines, n, sizeof(*lines), cmp_line);
+	if (n)
+		qsort(lines, n, sizeof(*lines), cmp_line);
 	for (i = 0; i < n; i++) {
 		uint64_t v = off ? (lines[i].value + 500) / 1000 : lines[i].value;
 

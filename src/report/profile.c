@@ -209,8 +209,16 @@ int profile__pick_event(const struct profile *p, const char *name)
 	for (i = 0; i < p->nr_events; i++)
 		if (p->events[i].count)
 			return (int)i;
-	pr_err("the file has no samples to show");
-	return -1;
+	if (!p->nr_events) {
+		pr_err("the file declares no event");
+		return -1;
+	}
+	/* nothing passed the filters: an empty output of the main event */
+	pr_warn("no samples to show");
+	for (i = 0; i < p->nr_events; i++)
+		if (p->events[i].offcpu)
+			return (int)i;
+	return 0;
 }
 
 const char *profile__frame_name(const struct profile *p, uint32_t frame)

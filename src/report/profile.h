@@ -112,8 +112,11 @@ static inline uint64_t profile__value(const struct profile *p, uint32_t event, u
 	return p->events[event].offcpu ? period : count;
 }
 
-/* The event an output of one event shows: @name, else offcpu-time, else the first with samples.
- * Returns -1 (with a message) when there is none. */
+/*
+ * The event an output of one event shows: @name, else offcpu-time, else the
+ * first with samples (else, with a warning, offcpu-time or the first).
+ * Returns -1 with a message when @name is not there or there is no event.
+ */
 int profile__pick_event(const struct profile *p, const char *name);
 
 /* A frame's display name: "sym", or "sym [file:line]" style pieces are left to outputs. */

@@ -110,7 +110,8 @@ static int layout(struct tree *t, const struct profile *p)
 			}
 			kids[n++] = c;
 		}
-		qsort(kids, n, sizeof(*kids), cmp_child);
+		if (n)
+			qsort(kids, n, sizeof(*kids), cmp_child);
 		for (k = 0; k < n; k++) {
 			t->n[kids[k]].x = x;
 			x += t->n[kids[k]].value;

@@ -81,7 +81,8 @@ static void print_paths(FILE *f, const struct profile *p, const struct entry *e,
 		}
 		paths[i].value += v;
 	}
-	qsort(paths, n, sizeof(*paths), cmp_path);
+	if (n)
+		qsort(paths, n, sizeof(*paths), cmp_path);
 	fprintf(f, "\n  %s (%s, %s):\n", profile__frame_name(p, leaf(p, e->first_row == UINT32_MAX ? 0 :
 								       p->rows[e->first_row].stack)),
 	       strtab__get(&p->str, e->comm), e->dso == UINT32_MAX ? "[unknown]" :
@@ -170,7 +171,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		next[i] = UINT32_MAX;
 		ents[*v].value += profile__value(p, r->event, r->period, r->count);
 	}
-	qsort(ents, n, sizeof(*ents), cmp_entry);
+	if (n)
+		qsort(ents, n, sizeof(*ents), cmp_entry);
 	for (ev = 0; ev < p->nr_events; ev++) {
 		const struct profile_event *e = &p->events[ev];
 		uint64_t total = profile__value(p, ev, e->period, e->count);
