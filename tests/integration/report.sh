@@ -192,6 +192,10 @@ test_report_perf_spin() {
 	else
 		echo "note: perf recorded no kernel frames"
 	fi
+	# compressed files (perf record -z) are refused by name, not misread
+	perf record -q -z -g -e cpu-clock -o z.data "$SPIN" 0.2 >/dev/null 2>&1 || fail "perf record -z failed"
+	"$OFFCPU" report -i z.data >/dev/null 2>z.err && fail "a compressed file was reported"
+	grep -q 'COMPRESSED record .* at offset [0-9]*' z.err || { cat z.err; fail "no clear error for -z"; }
 	# pipe mode from perf
 	perf record -q -g -e cpu-clock -o - "$SPIN" 0.3 2>/dev/null | "$OFFCPU" report -i - >pipe.txt || fail "pipe report failed"
 	awk '!/^#/ && NF { print; exit }' pipe.txt | grep -q 'spin_hot$' || { cat pipe.txt; fail "spin_hot not on top in pipe mode"; }

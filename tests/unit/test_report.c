@@ -18,6 +18,7 @@
 #include "perfdata/sample.h"
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 enum { PROBE_LINE = __LINE__ };
 __attribute__((noinline)) int unit_probe_fn(int x)
@@ -89,6 +90,28 @@ static void test_symbolizer_self(void)
 		if (fr[n - 1].line < PROBE_LINE || fr[n - 1].line > PROBE_LINE + 3)
 			fprintf(stderr, "  line %u of %s\n", fr[n - 1].line, fr[n - 1].file);
 	}
+	symbolizer__free(s);
+}
+
+/* Paths come from the input: a fifo or a device is never opened for reading. */
+static void test_symbolizer_special_files(void)
+{
+	struct symbolizer_opts o = { 0 };
+	struct symbolizer *s = symbolizer__new(&o);
+	char fifo[] = "/tmp/offcpu-unit-fifo.XXXXXX";
+	struct sym_frame fr[2];
+	int fd = mkstemp(fifo);
+
+	CHECK(fd >= 0);
+	close(fd);
+	unlink(fifo);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	alarm(10); /* a hang fails the test by SIGALRM */
+	CHECK_EQ_U64(sym_dso__resolve(s, symbolizer__dso(s, fifo, NULL, 0), 0x1000, false, fr, 2), 0);
+	CHECK_EQ_U64(sym_dso__resolve(s, symbolizer__dso(s, "/dev/zero", NULL, 0), 0x10, false, fr, 2), 0);
+	CHECK_EQ_U64(sym_dso__resolve(s, symbolizer__dso(s, "//anon", NULL, 0), 0x10, false, fr, 2), 0);
+	alarm(0);
+	unlink(fifo);
 	symbolizer__free(s);
 }
 
@@ -345,6 +368,7 @@ static void test_session_orders_rounds(void)
 const struct unit_test report_tests[] = {
 	{ "report: session sorts records of a round by time", test_session_orders_rounds },
 	{ "report: symbolizer resolves this binary, lines, build id check", test_symbolizer_self },
+	{ "report: symbolizer never opens fifos or devices", test_symbolizer_special_files },
 	{ "report: demangles c++ and rust", test_demangle },
 	{ "report: folded output", test_folded },
 	{ "report: pprof output read back", test_pprof },
