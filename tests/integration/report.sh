@@ -313,22 +313,26 @@ test_report_corrupt_copies() {
 	[ "$err" -gt 0 ] || fail "no copy was refused"
 }
 
-# The reader under libFuzzer (with ASan and UBSan) for a bounded time, seeded
-# with a recording of offcpu's and one of perf's: no crash, leak or UB.
-test_report_fuzz_reader() {
-	make -s -C "$ROOT" BUILD="$BUILD" fuzz >make.log 2>&1 || { cat make.log; fail "cannot build the fuzzer (clang, libclang-rt-14-dev)"; }
+# The reader, and the whole report path (session, symbolizer, every output),
+# under libFuzzer with ASan and UBSan for a bounded time each, seeded with
+# recordings of offcpu's and perf's: no crash, leak, hang or UB.
+test_report_fuzz() {
+	make -s -C "$ROOT" BUILD="$BUILD" fuzz >make.log 2>&1 || { cat make.log; fail "cannot build the fuzzers (clang, libclang-rt-14-dev)"; }
 	mkdir corpus
 	"$OFFCPU" record -q -o corpus/gt.data -- "$GT" || fail "record failed"
 	perf record -q -g -e cpu-clock -o corpus/spin.data "$SPIN" 0.1 >/dev/null 2>&1 || fail "perf record failed"
 	perf record -q -g -e cpu-clock -o - "$SPIN" 0.1 2>/dev/null >corpus/spin.pipe || fail "perf record -o - failed"
-	"$ROOT/$BUILD/tests/fuzz-reader" -max_total_time="${FUZZ_SECONDS:-20}" -max_len=131072 -rss_limit_mb=1024 \
-		-timeout=10 -print_final_stats=1 corpus >fuzz.log 2>&1
-	rc=$?
-	grep -E '^Done|stat::number_of_executed_units|stat::peak_rss_mb' fuzz.log
-	[ $rc = 0 ] || { grep -A30 'ERROR\|runtime error' fuzz.log | head -50; fail "the fuzzer found a crash (exit $rc)"; }
-	ls crash-* leak-* timeout-* oom-* 2>/dev/null && fail "the fuzzer left a crash input"
-	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' fuzz.log)
-	[ "${runs:-0}" -gt 10000 ] || fail "only ${runs:-0} executions"
+	for target in reader session; do
+		mkdir "run-$target"
+		cp corpus/* "run-$target/"
+		(cd "run-$target" && "$ROOT/$BUILD/tests/fuzz-$target" -max_total_time="${FUZZ_SECONDS:-15}" \
+			-max_len=131072 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 . >../fuzz-$target.log 2>&1)
+		rc=$?
+		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "fuzz-$target.log")
+		echo "fuzz-$target: ${runs:-0} executions, exit $rc"
+		[ $rc = 0 ] || { grep -A30 'ERROR\|runtime error' "fuzz-$target.log" | head -50; fail "fuzz-$target found a crash (exit $rc)"; }
+		[ "${runs:-0}" -gt 5000 ] || fail "fuzz-$target: only ${runs:-0} executions"
+	done
 }
 
 # offcpu's own pipe output with kernel stacks and on-CPU samples: off-CPU
