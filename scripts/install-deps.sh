@@ -7,7 +7,7 @@ PACKAGES=(
 	# build
 	make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libiberty-dev
 	# report tests: the real clients of its outputs, and the fuzzer runtime
-	golang-go chromium libclang-rt-14-dev
+	golang-go chromium libclang-rt-14-dev libc6-dbg
 	# tests and demo: the reference reader, and small tools the tests call
 	linux-perf util-linux procps coreutils gawk
 )

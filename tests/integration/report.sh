@@ -416,3 +416,23 @@ test_report_without_root() {
 	"$OFFCPU" report -i gt.data --folded | cmp - user.folded || fail "report as nobody differs from root's"
 	grep -q gt_sleep_thread user.folded || fail "no symbols as nobody"
 }
+
+# A stripped binary is symbolized from its separate debug file, found through
+# .gnu_debuglink next to it (libc's through /usr/lib/debug/.build-id)
+test_report_debuglink() {
+	cp "$GT" gtstripped
+	objcopy --only-keep-debug gtstripped gtstripped.debug || fail "objcopy failed"
+	strip --strip-all gtstripped && objcopy --add-gnu-debuglink=gtstripped.debug gtstripped || fail "strip failed"
+	readelf -S gtstripped | grep -q '\.symtab' && fail "strip left .symtab"
+	"$OFFCPU" record -q -o s.data -- ./gtstripped -r truth.txt || fail "record failed"
+	"$OFFCPU" report -i s.data --folded >with.folded || fail "report failed"
+	for fn in $GT_FUNCS; do
+		grep -q ";$fn;" with.folded || { cat with.folded; fail "$fn not found through .gnu_debuglink"; }
+	done
+	# start_thread is not in libc's .dynsym: it comes from libc6-dbg by build id
+	grep -q '^gt-sleep;start_thread;' with.folded || fail "libc's debug file not used"
+	rm gtstripped.debug
+	"$OFFCPU" report -i s.data --folded >without.folded || fail "report failed"
+	grep -q ';gt_sleep_thread;' without.folded && fail "names without the debug file?"
+	true
+}
