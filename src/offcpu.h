@@ -56,10 +56,15 @@ struct offcpu_val {
 	__u32 pad;
 };
 
-/* Per-task state between switch-out and switch-in. */
+/*
+ * Per-task state between switch-out and switch-in, in a hash keyed by thread
+ * id. (BPF task storage was measured to miss switch-ins now and then: its
+ * lookups can fail while another task holds the storage lock.)
+ */
 struct offcpu_task {
 	__u64 ts; /* switch-out time (CLOCK_MONOTONIC ns), 0 when not tracked */
 	__u64 cgroup_id;
+	__u64 start_time; /* the task's start time: a reused thread id is another task */
 	__s32 user_stack_id;
 	__u32 state;
 };
@@ -78,7 +83,7 @@ enum offcpu_counter {
 	OFFCPU_CNT_KSTACK_FAIL, /* blocks kept without a kernel stack */
 	OFFCPU_CNT_NO_STORAGE, /* blocks missed: no per-task storage */
 	OFFCPU_CNT_FILTER_FULL, /* children not followed: filter map full */
-	OFFCPU_CNT_UNPAIRED, /* blocks lost: the switch-in was not seen */
+	OFFCPU_CNT_UNPAIRED, /* blocks lost: a thread blocked again before its switch-in was seen */
 	OFFCPU_CNT_STREAMED, /* blocks sent to user space one by one */
 	OFFCPU_CNT_OUTPUT_FULL, /* long blocks summed instead: output buffer full */
 	OFFCPU_CNT_NR,

@@ -17,6 +17,7 @@
 #define TASK_UNINTERRUPTIBLE 0x2
 #define TASK_STOPPED_OR_TRACED (0x4 | 0x8)
 #define TASK_NOLOAD 0x400
+#define TASK_DEAD 0x80
 
 const volatile bool filter_tgid = false;
 const volatile bool filter_tid = false;
@@ -27,6 +28,9 @@ const volatile bool record_cgroup = false;
 const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = false;
 const volatile __u32 state_mask = OFFCPU_DEFAULT_STATES;
+/* sched_switch passes prev_state (5.18+): a concurrent wakeup may already
+ * have changed prev->__state to TASK_WAKING when the tracepoint runs. */
+const volatile bool has_prev_state = false;
 const volatile __u64 thresh_ns = ~0ULL; /* blocks this long or longer are streamed */
 const volatile __u32 transport = OFFCPU_TRANSPORT_RINGBUF;
 const volatile __u64 wakeup_bytes = 0; /* ring buffer fill that wakes user space */
@@ -73,20 +77,13 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } perf_events SEC(".maps");
 
+/* Per-task state, keyed by thread id; entries go when their task exits. */
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct offcpu_task);
-} task_store SEC(".maps");
-
-/* The raw_tp fallback has no trusted task pointer for task storage. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
 	__type(value, struct offcpu_task);
 	__uint(max_entries, 65536);
-} task_hash SEC(".maps");
+} tasks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -156,13 +153,17 @@ static __always_inline __u32 classify(bool preempt, long st)
 }
 
 /* Decide whether @prev's block is recorded; cheap checks first. */
-static __always_inline bool wanted(struct task_struct *prev, bool preempt, __u32 *state)
+static __always_inline bool wanted(void *ctx, struct task_struct *prev, bool preempt, __u32 *state)
 {
 	__u32 pid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+	long st;
 
 	if (pid == 0 || (BPF_CORE_READ(prev, flags) & PF_KTHREAD))
 		return false;
-	*state = classify(preempt, task_state(prev));
+	st = has_prev_state ? (long)(unsigned int)((__u64 *)ctx)[3] : task_state(prev);
+	if (st & TASK_DEAD)
+		return false; /* its last switch: it never runs again */
+	*state = classify(preempt, st);
 	if (!(state_mask & OFFCPU_STATE_MASK(*state)))
 		return false;
 	if (filter_tgid) {
@@ -188,7 +189,7 @@ static __always_inline bool wanted(struct task_struct *prev, bool preempt, __u32
 
 static __always_inline void switch_out(void *ctx, struct offcpu_task *t, __u32 state, __u64 now)
 {
-	/* A block still open means its switch-in was missed (storage busy). */
+	/* A block still open means its switch-in was never seen: count the loss. */
 	if (t->ts)
 		count(OFFCPU_CNT_UNPAIRED);
 	t->state = state;
@@ -298,8 +299,6 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 	struct offcpu_key key = {};
 	__u64 delta;
 
-	if (!t->ts)
-		return;
 	delta = now - t->ts;
 	t->ts = 0;
 
@@ -322,49 +321,77 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 	add_summed(&key, delta);
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+/* The state of @prev, created on its first recorded block. */
+static __always_inline struct offcpu_task *task_of(struct task_struct *prev)
+{
+	__u32 pid = BPF_CORE_READ(prev, pid);
+	struct offcpu_task *t = bpf_map_lookup_elem(&tasks, &pid), init = {};
+
+	if (t)
+		return t;
+	init.start_time = BPF_CORE_READ(prev, start_time);
+	bpf_map_update_elem(&tasks, &pid, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&tasks, &pid);
+}
+
+static __always_inline void on_switch_common(void *ctx, bool preempt, struct task_struct *prev,
+					     struct task_struct *next, bool btf)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct offcpu_task *t;
-	__u32 state;
-
-	if (wanted(prev, preempt, &state)) {
-		t = bpf_task_storage_get(&task_store, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (t)
-			switch_out(ctx, t, state, now);
-		else
-			count(OFFCPU_CNT_NO_STORAGE);
-	}
-	t = bpf_task_storage_get(&task_store, next, 0, 0);
-	if (t)
-		switch_in(ctx, next, t, now, true);
-	return 0;
-}
-
-SEC("?raw_tp/sched_switch")
-int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	__u64 now = bpf_ktime_get_ns();
-	struct offcpu_task *t, zero = {};
 	__u32 state, pid;
 
-	if (wanted(prev, preempt, &state)) {
-		pid = BPF_CORE_READ(prev, pid);
-		t = bpf_map_lookup_elem(&task_hash, &pid);
-		if (!t) {
-			bpf_map_update_elem(&task_hash, &pid, &zero, BPF_ANY);
-			t = bpf_map_lookup_elem(&task_hash, &pid);
-		}
+	if (wanted(ctx, prev, preempt, &state)) {
+		t = task_of(prev);
 		if (t)
 			switch_out(ctx, t, state, now);
 		else
 			count(OFFCPU_CNT_NO_STORAGE);
 	}
 	pid = BPF_CORE_READ(next, pid);
-	t = bpf_map_lookup_elem(&task_hash, &pid);
-	if (t)
-		switch_in(ctx, next, t, now, false);
+	t = bpf_map_lookup_elem(&tasks, &pid);
+	if (!t || !t->ts)
+		return;
+	if (t->start_time != BPF_CORE_READ(next, start_time)) {
+		t->ts = 0; /* left by an earlier task with this id */
+		t->start_time = BPF_CORE_READ(next, start_time);
+		return;
+	}
+	switch_in(ctx, next, t, now, btf);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch_common(ctx, preempt, prev, next, true);
+	return 0;
+}
+
+SEC("?raw_tp/sched_switch")
+int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch_common(ctx, preempt, prev, next, false);
+	return 0;
+}
+
+static __always_inline void forget(struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, pid);
+
+	bpf_map_delete_elem(&tasks, &pid);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	forget(p);
+	return 0;
+}
+
+SEC("?raw_tp/sched_process_exit")
+int BPF_PROG(on_exit_raw, struct task_struct *p)
+{
+	forget(p);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <bpf/btf.h>
 #include "collector.h"
 #include "offcpu.skel.h"
 #include "../util/util.h"
@@ -44,6 +45,28 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* Whether this kernel's sched_switch tracepoint passes prev_state (5.18+). */
+static bool switch_has_prev_state(const char *btf_path)
+{
+	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	bool ret = false;
+	int id;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	if (t)
+		t = btf__type_by_id(btf, t->type); /* pointer */
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type); /* func proto: (void *, preempt, prev, next[, prev_state]) */
+	if (t && btf_is_func_proto(t))
+		ret = btf_vlen(t) >= 5;
+	btf__free(btf);
+	return ret;
+}
+
 static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
@@ -62,6 +85,7 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	skel->rodata->user_stacks = o->user_stacks;
 	skel->rodata->kernel_stacks = o->kernel_stacks;
 	skel->rodata->state_mask = o->state_mask;
+	skel->rodata->has_prev_state = switch_has_prev_state(o->btf_path);
 	skel->rodata->thresh_ns = o->thresh_ns;
 	skel->rodata->transport = o->transport;
 	skel->rodata->wakeup_bytes = o->buffer_bytes / 4;
@@ -83,6 +107,8 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	bpf_program__set_autoload(skel->progs.on_fork, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_switch_raw, raw_tp);
 	bpf_program__set_autoload(skel->progs.on_fork_raw, raw_tp);
+	bpf_program__set_autoload(skel->progs.on_exit, !raw_tp);
+	bpf_program__set_autoload(skel->progs.on_exit_raw, raw_tp);
 	bpf_program__set_autoload(skel->progs.on_exec, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_exec_raw, raw_tp);
 	if (o->transport == OFFCPU_TRANSPORT_RINGBUF)
@@ -264,23 +290,37 @@ long collector__drain(struct collector *c,
 		      void *arg)
 {
 	struct bpf_map *summed = c->skel->maps.summed;
-	struct offcpu_key key, next;
+	struct offcpu_key *keys = NULL, next, *prev = NULL;
 	struct offcpu_val val;
-	void *prev = NULL;
+	size_t nr = 0, cap = 0, i;
 	long n = 0;
-	int err;
+	int err = 0;
 
+	/* Collect the keys first: deleting while walking would restart the walk. */
 	while (bpf_map__get_next_key(summed, prev, &next, sizeof(next)) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map__lookup_elem(summed, &next, sizeof(next), &val, sizeof(val), 0))
-			continue; /* deleted under us */
-		err = fn(&next, &val, arg);
-		if (err)
-			return err;
+		if (nr == cap) {
+			struct offcpu_key *k;
+
+			cap = cap ? cap * 2 : 1024;
+			k = realloc(keys, cap * sizeof(*k));
+			if (!k) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = k;
+		}
+		keys[nr] = next;
+		prev = &keys[nr++];
+	}
+	for (i = 0; i < nr && !err; i++) {
+		/* Taken out atomically, so blocks that end meanwhile go to the next file. */
+		if (bpf_map_lookup_and_delete_elem(bpf_map__fd(summed), &keys[i], &val))
+			continue;
+		err = fn(&keys[i], &val, arg);
 		n++;
 	}
-	return n;
+	free(keys);
+	return err ? err : n;
 }
 
 static uint32_t cached(struct collector *c, int kind, uint64_t id, struct bpf_map *map,

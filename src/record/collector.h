@@ -48,7 +48,7 @@ long collector__consume(struct collector *c, int (*fn)(const struct offcpu_event
 /* Records the perf buffer lost (the kernel could not write them). */
 uint64_t collector__buffer_lost(const struct collector *c);
 
-/* Call @fn for every summed entry. Returns entries seen or -errno. */
+/* Take every summed entry out of the map and call @fn. Returns entries or -errno. */
 long collector__drain(struct collector *c,
 		      int (*fn)(const struct offcpu_key *k, const struct offcpu_val *v, void *arg),
 		      void *arg);
