@@ -26,7 +26,7 @@ override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION
 
 CORE_SRCS := src/util/util.c src/util/hashmap.c src/util/intset.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c
 RECORD_SRCS := src/record/record.c src/record/collector.c src/record/sideband.c src/record/synth.c \
-	src/record/target.c src/record/buildids.c src/record/rings.c src/record/batch.c
+	src/record/target.c src/record/buildids.c src/record/rings.c src/record/batch.c src/record/output.c
 REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c src/report/profile.c \
 	src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c src/report/json.c
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
@@ -36,7 +36,7 @@ UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_util.c tests/unit/test_r
 	src/report/symbolizer.c src/report/profile.c src/report/folded.c src/report/pprof.c src/report/session.c
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin
 
-.PHONY: all clean check check-run unit demo install deps
+.PHONY: all clean check check-run unit demo install deps bench
 
 all: $(BUILD)/offcpu
 
@@ -106,6 +106,23 @@ $(BUILD)/bench/gen-perfdata: bench/gen-perfdata.c src/perfdata/writer.c src/perf
 	$(CC) $(CFLAGS) $^ -o $@ -lelf
 
 bench-gen: $(BUILD)/bench/gen-perfdata
+
+# Overhead benchmark (bench/overhead): the bare sched_switch probes and the handoff workload.
+$(BUILD)/bench/probe.bpf.o: bench/probe/probe.bpf.c $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -c $< -o $@
+
+$(BUILD)/bench/probe.skel.h: $(BUILD)/bench/probe.bpf.o
+	$(BPFTOOL) gen skeleton $< name probe_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bench/probe: bench/probe/probe.c $(BUILD)/bench/probe.skel.h
+	$(CC) $(CFLAGS) -I$(BUILD)/bench $< -o $@ $(LIBS)
+
+$(BUILD)/bench/handoff: bench/handoff.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fno-omit-frame-pointer -pthread $< -o $@
+
+bench: $(BUILD)/offcpu $(BUILD)/bench/probe $(BUILD)/bench/handoff
 
 deps:
 	bash scripts/install-deps.sh

@@ -191,6 +191,14 @@ void maptab__mark(struct maptab *t, int pid, uint64_t ip)
 	}
 }
 
+void maptab__clear_marks(struct maptab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_files; i++)
+		t->files[i].marked = 0;
+}
+
 int elf_build_id(const char *path, uint8_t *id, size_t cap)
 {
 	Elf *elf;

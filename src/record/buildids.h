@@ -19,6 +19,8 @@ struct maptab *maptab__new(void);
 int maptab__observe(struct maptab *t, const struct perf_event_header *rec);
 /* Mark the file mapped at @ip in process @pid (or the process it was forked from). */
 void maptab__mark(struct maptab *t, int pid, uint64_t ip);
+/* Forget the marks (a new file starts). */
+void maptab__clear_marks(struct maptab *t);
 /* Add a BUILD_ID entry for every marked file that has one; returns how many. */
 int maptab__write_build_ids(struct maptab *t, struct perf_writer *w);
 void maptab__free(struct maptab *t);

@@ -24,6 +24,7 @@
 #include "batch.h"
 #include "buildids.h"
 #include "collector.h"
+#include "output.h"
 #include "rings.h"
 #include "sideband.h"
 #include "synth.h"
@@ -45,6 +46,10 @@ enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU };
 struct record_opts {
 	const char *output;
 	bool pipe_output;
+	int switch_signal; /* --switch-output=signal */
+	uint64_t switch_bytes; /* --switch-output=SIZE */
+	uint64_t switch_ns; /* --switch-output=TIME */
+	size_t switch_max_files;
 	int *pids, *tids, *cpus;
 	size_t nr_pids, nr_tids, nr_cpus;
 	bool system_wide;
@@ -80,9 +85,11 @@ struct record {
 	struct perf_writer *w;
 	struct maptab *maps;
 	struct workload wl;
-	bool have_workload;
-	int fd;
-	char *tmp_path;
+	bool have_workload, workload_started;
+	struct output out;
+	uint64_t file_start_ns;
+	uint64_t lost_reported; /* lost samples already written to earlier files */
+	size_t files;
 	struct intset tracked; /* processes whose side-band and samples are kept */
 	struct intset tids; /* -t: threads whose on-CPU samples are kept */
 	bool filter; /* keep only what concerns tracked processes */
@@ -94,11 +101,14 @@ struct record {
 	struct stats st;
 };
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, switch_requested;
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	if (sig == SIGUSR2)
+		switch_requested = 1;
+	else
+		stop_signal = sig;
 }
 
 /* options */
@@ -113,6 +123,8 @@ enum {
 	OPT_STACKS,
 	OPT_BUFFER,
 	OPT_TRANSPORT,
+	OPT_SWITCH_OUTPUT,
+	OPT_SWITCH_MAX_FILES,
 };
 
 static const struct argp_option record_options[] = {
@@ -132,6 +144,8 @@ static const struct argp_option record_options[] = {
 	{ 0, 0, 0, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write to FILE (default offcpu.data; an existing one is kept as FILE.old); - writes perf's pipe format to stdout", 3 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long (also 500ms, 2m)", 3 },
+	{ "switch-output", OPT_SWITCH_OUTPUT, "signal|SIZE|TIME", 0, "Write a series of files NAME.YYYYMMDDHHMMSScc: a new one on SIGUSR2 (signal), when one reaches SIZE (e.g. 100M), or every TIME (e.g. 30s); a last one at exit", 3 },
+	{ "switch-max-files", OPT_SWITCH_MAX_FILES, "N", 0, "With --switch-output, keep only the newest N files", 3 },
 	{ "quiet", 'q', 0, 0, "No start line and no summary", 3 },
 	{ 0, 0, 0, 0, "Buffers:", 4 },
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Size of the in-kernel stack and summary maps (default 16384)", 4 },
@@ -325,6 +339,24 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 		else
 			return usage_error(st, "invalid --transport '%s' (ringbuf or perfbuf)", arg);
 		break;
+	case OPT_SWITCH_OUTPUT: {
+		char last = *arg ? arg[strlen(arg) - 1] : 0;
+
+		if (!strcmp(arg, "signal"))
+			o->switch_signal = 1;
+		else if (strchr("BKMGbkmg", last) && !parse_size(arg, &v) && v >= 4096)
+			o->switch_bytes = v;
+		else if (strchr("smh", last) && !parse_duration_ns(arg, &v) && v >= 100000000ULL)
+			o->switch_ns = v;
+		else
+			return usage_error(st, "invalid --switch-output '%s' (signal, a size like 100M, or a time like 30s)", arg);
+		break;
+	}
+	case OPT_SWITCH_MAX_FILES:
+		if (parse_u64(arg, &v) || v < 1 || v > 100000)
+			return usage_error(st, "invalid --switch-max-files '%s'", arg);
+		o->switch_max_files = (size_t)v;
+		break;
 	case OPT_BTF:
 		o->btf_path = arg;
 		break;
@@ -355,6 +387,10 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 			return usage_error(st, "no target: give a command after --, or -p, -t, -a, -C or -G%s", "");
 		if (o->force_raw_tp && (o->stacks & STACKS_KERNEL))
 			return usage_error(st, "--raw-tp records user stacks only%s", "");
+		if (o->switch_max_files && !o->switch_signal && !o->switch_bytes && !o->switch_ns)
+			return usage_error(st, "--switch-max-files needs --switch-output%s", "");
+		if (o->pipe_output && (o->switch_signal || o->switch_bytes || o->switch_ns))
+			return usage_error(st, "--switch-output writes files: it cannot be combined with -o -%s", "");
 		if (o->pipe_output && isatty(STDOUT_FILENO))
 			return usage_error(st, "-o - writes binary data: pipe it into a reader (e.g. | perf report -i -)%s", "");
 		break;
@@ -642,55 +678,6 @@ static int write_lost_samples(struct record *r, uint64_t lost, uint64_t time)
 	return perf_writer__write(r->w, h);
 }
 
-static int open_output(struct record *r)
-{
-	size_t len = strlen(r->o.output) + 32;
-
-	r->tmp_path = malloc(len);
-	if (!r->tmp_path)
-		return -ENOMEM;
-	snprintf(r->tmp_path, len, "%s.tmp.%d", r->o.output, (int)getpid());
-	r->fd = open(r->tmp_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (r->fd < 0) {
-		int err = -errno;
-
-		pr_err("cannot create %s: %s", r->tmp_path, strerror(errno));
-		free(r->tmp_path);
-		r->tmp_path = NULL;
-		return err;
-	}
-	return 0;
-}
-
-static void discard_output(struct record *r)
-{
-	if (r->fd >= 0)
-		close(r->fd);
-	r->fd = -1;
-	if (r->tmp_path)
-		unlink(r->tmp_path);
-}
-
-static int commit_output(struct record *r)
-{
-	char old[PATH_MAX];
-	struct stat st;
-
-	if (close(r->fd)) {
-		r->fd = -1;
-		return -errno;
-	}
-	r->fd = -1;
-	if (stat(r->o.output, &st) == 0 && S_ISREG(st.st_mode)) {
-		snprintf(old, sizeof(old), "%s.old", r->o.output);
-		if (rename(r->o.output, old))
-			pr_warn("cannot keep the old %s as %s: %s", r->o.output, old, strerror(errno));
-	}
-	if (rename(r->tmp_path, r->o.output))
-		return -errno;
-	return 0;
-}
-
 static int setup_targets(struct record *r, struct collector_opts *co, int *cgroup_fd)
 {
 	struct record_opts *o = &r->o;
@@ -848,20 +835,20 @@ static int synthesize(struct record *r)
 
 	if ((r->o.stacks & STACKS_KERNEL) || r->oncpu) {
 		err = synth__kernel_mmap(&s);
-		if (err == -EPERM)
+		if (err == -EPERM && r->files == 0)
 			pr_warn("kernel addresses are hidden (kptr_restrict): kernel frames will not be named");
 		err = 0;
 	}
 	if (!r->filter) {
 		err = synth__all(&s);
 	} else {
-		for (i = 0; i < r->o.nr_pids && !err; i++)
-			err = synth__process(&s, r->o.pids[i]);
-		for (i = 0; i < r->o.nr_tids && !err; i++) {
-			int tgid = tid_to_tgid(r->o.tids[i]);
+		/* every process followed so far; a workload only once it runs its command */
+		for (i = 0; i < r->tracked.cap && !err; i++) {
+			int pid = r->tracked.slots[i];
 
-			if (tgid > 0)
-				err = synth__process(&s, tgid);
+			if (pid < 0 || (r->have_workload && pid == r->wl.pid && !r->workload_started))
+				continue;
+			err = synth__process(&s, pid);
 		}
 	}
 	if (!err && r->o.all_cgroups && cgroup2_mount(root, sizeof(root)) == 0)
@@ -894,6 +881,162 @@ static bool targets_gone(struct record *r, struct pollfd *pfds, size_t first_pid
 		return true;
 	}
 	return false;
+}
+
+static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_misses,
+			  uint64_t file_size)
+{
+	char size[32];
+	uint64_t dropped = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_NO_STORAGE] +
+			   cnt[OFFCPU_CNT_FILTER_FULL] + cnt[OFFCPU_CNT_STACK_FAIL] +
+			   cnt[OFFCPU_CNT_KSTACK_FAIL] + cnt[OFFCPU_CNT_UNPAIRED] +
+			   cnt[OFFCPU_CNT_OUTPUT_FULL] + prog_misses + r->st.sideband_lost +
+			   r->st.oncpu_lost;
+
+	fprintf(stderr,
+		"offcpu: %llu blocks seen (%.3f s off-CPU in %zu threads), %llu samples written "
+		"(%llu streamed, %llu summed), %llu distinct stacks\n",
+		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], r->st.offcpu_ns / 1e9,
+		r->st.threads.len,
+		(unsigned long long)(r->st.streamed_samples + r->st.summed_samples),
+		(unsigned long long)r->st.streamed_samples,
+		(unsigned long long)r->st.summed_samples,
+		(unsigned long long)collector__distinct_stacks(r->coll));
+	if (r->oncpu)
+		fprintf(stderr, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
+			(unsigned long long)r->st.oncpu_samples, (unsigned long long)r->o.freq);
+	if (r->out.pipe)
+		fprintf(stderr, "offcpu: wrote the recording to standard output\n");
+	else if (r->out.rotate)
+		fprintf(stderr, "offcpu: wrote %zu files, the last %s (%s)%s\n", r->files,
+			output__last(&r->out), fmt_size(file_size, size, sizeof(size)),
+			r->out.removed ? ", older ones removed (--switch-max-files)" : "");
+	else
+		fprintf(stderr, "offcpu: wrote %s (%s)\n", output__last(&r->out),
+			fmt_size(file_size, size, sizeof(size)));
+	if (!dropped) {
+		fprintf(stderr, "offcpu: nothing dropped\n");
+		return;
+	}
+	fprintf(stderr, "offcpu: WARNING: this recording is incomplete:\n");
+	if (cnt[OFFCPU_CNT_DROP_MAP_FULL])
+		fprintf(stderr, "offcpu:   %llu blocks lost: the summary map was full (raise --max-stacks)\n",
+			(unsigned long long)cnt[OFFCPU_CNT_DROP_MAP_FULL]);
+	if (cnt[OFFCPU_CNT_OUTPUT_FULL])
+		fprintf(stderr, "offcpu:   %llu long blocks not streamed: the output buffer was full; "
+			"summed instead, without their time (raise --buffer-size)\n",
+			(unsigned long long)cnt[OFFCPU_CNT_OUTPUT_FULL]);
+	if (cnt[OFFCPU_CNT_STACK_FAIL])
+		fprintf(stderr, "offcpu:   %llu blocks kept without a user stack: the stack walk failed "
+			"(stack map full or unreadable stack)\n",
+			(unsigned long long)cnt[OFFCPU_CNT_STACK_FAIL]);
+	if (cnt[OFFCPU_CNT_KSTACK_FAIL])
+		fprintf(stderr, "offcpu:   %llu blocks kept without a kernel stack (stack map full?)\n",
+			(unsigned long long)cnt[OFFCPU_CNT_KSTACK_FAIL]);
+	if (cnt[OFFCPU_CNT_NO_STORAGE])
+		fprintf(stderr, "offcpu:   %llu blocks missed: no per-task storage\n",
+			(unsigned long long)cnt[OFFCPU_CNT_NO_STORAGE]);
+	if (cnt[OFFCPU_CNT_UNPAIRED])
+		fprintf(stderr, "offcpu:   %llu blocks lost: the thread blocked again before its "
+			"switch-in was seen\n", (unsigned long long)cnt[OFFCPU_CNT_UNPAIRED]);
+	if (prog_misses)
+		fprintf(stderr, "offcpu:   %llu context switches not seen: the kernel skipped the "
+			"BPF program (recursion)\n", (unsigned long long)prog_misses);
+	if (cnt[OFFCPU_CNT_FILTER_FULL])
+		fprintf(stderr, "offcpu:   %llu child processes not followed: the process filter was full\n",
+			(unsigned long long)cnt[OFFCPU_CNT_FILTER_FULL]);
+	if (r->st.sideband_lost)
+		fprintf(stderr, "offcpu:   %llu side-band records lost: buffers overran (raise -m)\n",
+			(unsigned long long)r->st.sideband_lost);
+	if (r->st.oncpu_lost)
+		fprintf(stderr, "offcpu:   %llu on-CPU samples lost: buffers overran (raise -m)\n",
+			(unsigned long long)r->st.oncpu_lost);
+}
+
+static int add_build_ids(struct record *r)
+{
+	uint8_t id[20];
+	int n = maptab__write_build_ids(r->maps, r->w);
+
+	if (n < 0)
+		return n;
+	if ((r->o.stacks & STACKS_KERNEL) || r->oncpu) {
+		int len = kernel_build_id(id, sizeof(id));
+
+		if (len > 0)
+			return perf_writer__add_build_id(r->w, -1, true, id, (size_t)len,
+							 "[kernel.kallsyms]");
+	}
+	return 0;
+}
+
+/* Start a file: events, host features, what already runs. */
+static int begin_file(struct record *r)
+{
+	int err = output__begin(&r->out);
+
+	if (err)
+		return err;
+	r->w = r->out.pipe ? perf_writer__new_pipe(r->out.fd) : perf_writer__new(r->out.fd);
+	if (!r->w)
+		return -errno;
+	maptab__clear_marks(r->maps);
+	err = declare_events(r);
+	err = err ?: synthesize(r);
+	if (!err && r->out.pipe)
+		err = perf_writer__flush(r->w); /* the reader gets attrs and side-band now */
+	r->file_start_ns = now_ns();
+	return err;
+}
+
+/*
+ * End a file: what the buffers hold, the summed blocks (taken out of the map,
+ * so the next file starts from zero), the losses since the last file, build
+ * ids; then rename it into place.
+ */
+static int end_file(struct record *r)
+{
+	struct drain_ctx d = { .r = r };
+	uint64_t cnt[OFFCPU_CNT_NR] = { 0 }, lost;
+	long n;
+	int err;
+
+	err = flush_round(r);
+	if (err)
+		return err;
+	d.time = now_ns();
+	n = collector__drain(r->coll, write_summed, &d);
+	if (n < 0)
+		return (int)n;
+	collector__counters(r->coll, cnt);
+	lost = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_UNPAIRED] +
+	       cnt[OFFCPU_CNT_OUTPUT_FULL] + cnt[OFFCPU_CNT_NO_STORAGE] +
+	       collector__prog_misses(r->coll);
+	if (lost > r->lost_reported)
+		err = write_lost_samples(r, lost - r->lost_reported, d.time);
+	r->lost_reported = lost;
+	err = err ?: add_build_ids(r);
+	err = err ?: perf_writer__finish(r->w);
+	err = err ?: output__commit(&r->out);
+	if (!err) {
+		r->files++;
+		if (r->out.rotate && !r->o.quiet)
+			fprintf(stderr, "offcpu: wrote %s\n", output__last(&r->out));
+	}
+	perf_writer__free(r->w);
+	r->w = NULL;
+	return err;
+}
+
+static bool switch_due(struct record *r)
+{
+	if (!r->out.rotate)
+		return false;
+	if (r->o.switch_signal && switch_requested)
+		return true;
+	if (r->o.switch_bytes && perf_writer__data_size(r->w) >= r->o.switch_bytes)
+		return true;
+	return r->o.switch_ns && now_ns() - r->file_start_ns >= r->o.switch_ns;
 }
 
 static int main_loop(struct record *r)
@@ -935,6 +1078,13 @@ static int main_loop(struct record *r)
 			break;
 		if (targets_gone(r, pfds, nsb + non + 1))
 			break;
+		if (switch_due(r)) {
+			switch_requested = 0;
+			err = end_file(r);
+			err = err ?: begin_file(r);
+			if (err)
+				break;
+		}
 	}
 	if (!r->have_workload)
 		for (i = 0; i < npid; i++)
@@ -944,133 +1094,28 @@ static int main_loop(struct record *r)
 	return err;
 }
 
-static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_misses,
-			  uint64_t file_size)
-{
-	char size[32];
-	uint64_t dropped = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_NO_STORAGE] +
-			   cnt[OFFCPU_CNT_FILTER_FULL] + cnt[OFFCPU_CNT_STACK_FAIL] +
-			   cnt[OFFCPU_CNT_KSTACK_FAIL] + cnt[OFFCPU_CNT_UNPAIRED] +
-			   cnt[OFFCPU_CNT_OUTPUT_FULL] + prog_misses + r->st.sideband_lost +
-			   r->st.oncpu_lost;
-
-	fprintf(stderr,
-		"offcpu: %llu blocks seen (%.3f s off-CPU in %zu threads), %llu samples written "
-		"(%llu streamed, %llu summed), %llu distinct stacks\n",
-		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], r->st.offcpu_ns / 1e9,
-		r->st.threads.len,
-		(unsigned long long)(r->st.streamed_samples + r->st.summed_samples),
-		(unsigned long long)r->st.streamed_samples,
-		(unsigned long long)r->st.summed_samples,
-		(unsigned long long)collector__distinct_stacks(r->coll));
-	if (r->oncpu)
-		fprintf(stderr, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
-			(unsigned long long)r->st.oncpu_samples, (unsigned long long)r->o.freq);
-	if (r->o.pipe_output)
-		fprintf(stderr, "offcpu: wrote %s to standard output\n",
-			fmt_size(perf_writer__data_size(r->w), size, sizeof(size)));
-	else
-		fprintf(stderr, "offcpu: wrote %s (%s)\n", r->o.output,
-			fmt_size(file_size, size, sizeof(size)));
-	if (!dropped) {
-		fprintf(stderr, "offcpu: nothing dropped\n");
-		return;
-	}
-	fprintf(stderr, "offcpu: WARNING: this recording is incomplete:\n");
-	if (cnt[OFFCPU_CNT_DROP_MAP_FULL])
-		fprintf(stderr, "offcpu:   %llu blocks lost: the summary map was full (raise --max-stacks)\n",
-			(unsigned long long)cnt[OFFCPU_CNT_DROP_MAP_FULL]);
-	if (cnt[OFFCPU_CNT_OUTPUT_FULL])
-		fprintf(stderr, "offcpu:   %llu long blocks not streamed: the output buffer was full; "
-			"summed instead, without their time (raise --buffer-size)\n",
-			(unsigned long long)cnt[OFFCPU_CNT_OUTPUT_FULL]);
-	if (cnt[OFFCPU_CNT_STACK_FAIL])
-		fprintf(stderr, "offcpu:   %llu blocks kept without a user stack: the stack walk failed "
-			"(stack map full or unreadable stack)\n",
-			(unsigned long long)cnt[OFFCPU_CNT_STACK_FAIL]);
-	if (cnt[OFFCPU_CNT_KSTACK_FAIL])
-		fprintf(stderr, "offcpu:   %llu blocks kept without a kernel stack (stack map full?)\n",
-			(unsigned long long)cnt[OFFCPU_CNT_KSTACK_FAIL]);
-	if (cnt[OFFCPU_CNT_NO_STORAGE])
-		fprintf(stderr, "offcpu:   %llu blocks missed: no per-task storage\n",
-			(unsigned long long)cnt[OFFCPU_CNT_NO_STORAGE]);
-	if (cnt[OFFCPU_CNT_UNPAIRED])
-		fprintf(stderr, "offcpu:   %llu blocks lost: their end was not seen (per-task storage "
-			"was busy)\n", (unsigned long long)cnt[OFFCPU_CNT_UNPAIRED]);
-	if (prog_misses)
-		fprintf(stderr, "offcpu:   %llu context switches not seen: the kernel skipped the "
-			"BPF program (recursion)\n", (unsigned long long)prog_misses);
-	if (cnt[OFFCPU_CNT_FILTER_FULL])
-		fprintf(stderr, "offcpu:   %llu child processes not followed: the process filter was full\n",
-			(unsigned long long)cnt[OFFCPU_CNT_FILTER_FULL]);
-	if (r->st.sideband_lost)
-		fprintf(stderr, "offcpu:   %llu side-band records lost: buffers overran (raise -m)\n",
-			(unsigned long long)r->st.sideband_lost);
-	if (r->st.oncpu_lost)
-		fprintf(stderr, "offcpu:   %llu on-CPU samples lost: buffers overran (raise -m)\n",
-			(unsigned long long)r->st.oncpu_lost);
-}
-
-static int add_build_ids(struct record *r)
-{
-	uint8_t id[20];
-	int n = maptab__write_build_ids(r->maps, r->w);
-
-	if (n < 0)
-		return n;
-	if ((r->o.stacks & STACKS_KERNEL) || r->oncpu) {
-		int len = kernel_build_id(id, sizeof(id));
-
-		if (len > 0)
-			return perf_writer__add_build_id(r->w, -1, true, id, (size_t)len,
-							 "[kernel.kallsyms]");
-	}
-	return 0;
-}
-
 static int finish(struct record *r)
 {
-	struct drain_ctx d = { .r = r };
-	uint64_t cnt[OFFCPU_CNT_NR] = { 0 }, misses, lost;
+	uint64_t cnt[OFFCPU_CNT_NR] = { 0 };
 	struct stat st;
-	long n;
 	int err;
 
 	collector__detach(r->coll);
-	err = flush_round(r);
+	err = end_file(r);
 	if (err)
 		return err;
-	d.time = now_ns();
-	n = collector__drain(r->coll, write_summed, &d);
-	if (n < 0)
-		return (int)n;
 	collector__counters(r->coll, cnt);
-	misses = collector__prog_misses(r->coll);
-	lost = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_UNPAIRED] +
-	       cnt[OFFCPU_CNT_OUTPUT_FULL] + cnt[OFFCPU_CNT_NO_STORAGE] + misses;
-	if (lost)
-		err = write_lost_samples(r, lost, d.time);
-	err = err ?: add_build_ids(r);
-	err = err ?: perf_writer__finish(r->w);
-	if (err)
-		return err;
-	if (!r->o.pipe_output) {
-		err = commit_output(r);
-		if (err) {
-			pr_err("cannot rename %s to %s: %s", r->tmp_path, r->o.output, strerror(-err));
-			return err;
-		}
-	}
 	if (!r->o.quiet)
-		print_summary(r, cnt, misses,
-			      !r->o.pipe_output && stat(r->o.output, &st) == 0 ? (uint64_t)st.st_size : 0);
+		print_summary(r, cnt, collector__prog_misses(r->coll),
+			      !r->out.pipe && stat(output__last(&r->out), &st) == 0 ?
+				      (uint64_t)st.st_size : 0);
 	return 0;
 }
 
 int cmd_record(int argc, char **argv)
 {
 	struct argp argp = { record_options, record_parse, "[-- COMMAND [ARGS...]]", record_doc };
-	struct record r = { .fd = -1 };
+	struct record r = { .out.fd = -1 };
 	struct collector_opts co = { 0 };
 	struct sigaction sa = { 0 };
 	int cgroup_fd = -1, err, argi;
@@ -1101,7 +1146,13 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (r.o.switch_signal)
+		sigaction(SIGUSR2, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	r.out.base = r.o.output;
+	r.out.pipe = r.o.pipe_output;
+	r.out.rotate = r.o.switch_signal || r.o.switch_bytes || r.o.switch_ns;
+	r.out.max_files = r.o.switch_max_files;
 
 	r.sample_type = OFFCPU_SAMPLE_TYPE | (r.o.all_cgroups ? PERF_SAMPLE_CGROUP : 0);
 	r.maps = maptab__new();
@@ -1112,11 +1163,6 @@ int cmd_record(int argc, char **argv)
 	err = setup_targets(&r, &co, &cgroup_fd);
 	if (err)
 		goto out;
-	if (!r.o.pipe_output) {
-		err = open_output(&r);
-		if (err)
-			goto out;
-	}
 	r.sb = sideband__open(r.o.mmap_pages, r.o.all_cgroups);
 	if (!r.sb) {
 		err = -errno;
@@ -1143,16 +1189,6 @@ int cmd_record(int argc, char **argv)
 		err = -errno;
 		goto out;
 	}
-	r.w = r.o.pipe_output ? perf_writer__new_pipe(STDOUT_FILENO) : perf_writer__new(r.fd);
-	if (!r.w) {
-		err = -errno;
-		goto out;
-	}
-	err = declare_events(&r);
-	if (err) {
-		pr_err("cannot write %s: %s", r.o.output, strerror(-err));
-		goto out;
-	}
 	if (r.o.argc) {
 		err = workload__prepare(&r.wl, r.o.argv);
 		if (err) {
@@ -1169,9 +1205,7 @@ int cmd_record(int argc, char **argv)
 			}
 		}
 	}
-	err = synthesize(&r);
-	if (!err && r.o.pipe_output)
-		err = perf_writer__flush(r.w); /* the reader gets attrs and side-band now */
+	err = begin_file(&r);
 	if (err) {
 		pr_err("cannot write %s: %s", r.o.output, strerror(-err));
 		goto out;
@@ -1182,6 +1216,7 @@ int cmd_record(int argc, char **argv)
 			pr_err("cannot execute '%s': %s", r.o.argv[0], strerror(-err));
 			goto out;
 		}
+		r.workload_started = true;
 	}
 	if (!r.o.quiet && !r.have_workload)
 		fprintf(stderr, "offcpu: recording (%s); Ctrl-C to stop\n",
@@ -1208,7 +1243,8 @@ out:
 		fprintf(stderr, "offcpu: the command exited with status %d\n",
 			WEXITSTATUS(r.wl.status));
 	if (err)
-		discard_output(&r);
+		output__discard(&r.out);
+	output__free(&r.out);
 	perf_writer__free(r.w);
 	collector__free(r.coll);
 	perf_rings__free(r.sb);
@@ -1218,7 +1254,6 @@ out:
 	intset__free(&r.tids);
 	intset__free(&r.st.threads);
 	batch__free(&r.batch);
-	free(r.tmp_path);
 	free(r.o.pids);
 	free(r.o.tids);
 	free(r.o.cpus);
