@@ -61,3 +61,18 @@ wait_for_line() {
 cgroup2_root() {
 	awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts
 }
+
+# record_gt ARGS...: offcpu record ARGS with its summary in rec.err. The
+# recorder says loudly when it lost blocks; such a recording cannot be held to
+# the ground truth, so it is made once more, and a second loss fails.
+# LOSS_PATTERN (default: any loss) names the losses that call for a retry.
+record_gt() {
+	local try pattern=${LOSS_PATTERN:-WARNING: this recording is incomplete}
+	for try in 1 2; do
+		"$OFFCPU" record "$@" 2>rec.err || { cat rec.err >&2; fail "record $* failed"; }
+		grep -q "$pattern" rec.err || return 0
+		echo "recording reported losses (try $try):" >&2
+		cat rec.err >&2
+	done
+	fail "two recordings in a row reported losses"
+}

@@ -5,7 +5,7 @@
 # The ground-truth workload under offcpu: per-thread off-CPU time within 5% of
 # what each thread measured, read back by perf script and by offcpu report.
 test_groundtruth_totals() {
-	"$OFFCPU" record -o gt.data -- "$GT" -r truth.txt 2>rec.err || { cat rec.err; fail "record failed"; }
+	record_gt -o gt.data -- "$GT" -r truth.txt
 	cat rec.err
 	per_tid_perf gt.data >perf.tot
 	[ ! -s gt.data.script.err ] || { cat gt.data.script.err; fail "perf script warned"; }
@@ -76,7 +76,7 @@ test_attach_pid() {
 
 # -a records everything; the workload's threads are among it, correct
 test_system_wide() {
-	"$OFFCPU" record -a -o a.data -- "$GT" -r truth.txt 2>rec.err || { cat rec.err; fail "record -a failed"; }
+	record_gt -a -o a.data -- "$GT" -r truth.txt
 	cat rec.err
 	per_tid_perf a.data >perf.tot
 	[ ! -s a.data.script.err ] || { cat a.data.script.err; fail "perf script warned"; }
@@ -122,7 +122,7 @@ test_cpu_filter() {
 	"$OFFCPU" record -q -C 0 -o c0.data -- taskset -c 1 "$GT" -r truth0.txt || fail "record -C 0 failed"
 	n=$(perf script -i c0.data -F comm 2>/dev/null | grep -c gt-)
 	[ "$n" -eq 0 ] || fail "-C 0 recorded $n samples of a workload pinned to cpu 1"
-	"$OFFCPU" record -q -C 1 -o c1.data -- taskset -c 1 "$GT" -r truth1.txt || fail "record -C 1 failed"
+	record_gt -C 1 -o c1.data -- taskset -c 1 "$GT" -r truth1.txt
 	per_tid_perf c1.data >perf.tot
 	check_threads truth1.txt perf.tot 5
 }
@@ -154,7 +154,7 @@ test_cgroup() {
 
 # the raw_tp fallback measures the same
 test_raw_tp_fallback() {
-	"$OFFCPU" record -q --raw-tp -o raw.data -- "$GT" -r truth.txt || fail "record --raw-tp failed"
+	record_gt --raw-tp -o raw.data -- "$GT" -r truth.txt
 	per_tid_perf raw.data >perf.tot
 	check_threads truth.txt perf.tot 5
 }
@@ -164,7 +164,7 @@ test_state_filter() {
 	"$OFFCPU" record -q --state D -o d.data -- "$GT" -r truth.txt || fail "record --state D failed"
 	n=$(perf script -i d.data -F comm 2>/dev/null | grep -c 'gt-sleep')
 	[ "$n" -eq 0 ] || fail "--state D recorded $n interruptible sleeps"
-	"$OFFCPU" record -q --state S,D,R -o sdr.data -- "$GT" -r truth.txt || fail "record --state S,D,R failed"
+	record_gt --state S,D,R -o sdr.data -- "$GT" -r truth.txt
 	per_tid_perf sdr.data >perf.tot
 	check_threads truth.txt perf.tot 5
 }
