@@ -122,7 +122,11 @@ $(BUILD)/bench/handoff: bench/handoff.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fno-omit-frame-pointer -pthread $< -o $@
 
-bench: $(BUILD)/offcpu $(BUILD)/bench/probe $(BUILD)/bench/handoff
+$(BUILD)/bench/runstat: bench/runstat.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@
+
+bench: $(BUILD)/offcpu $(BUILD)/bench/probe $(BUILD)/bench/handoff $(BUILD)/bench/runstat
 
 deps:
 	bash scripts/install-deps.sh
