@@ -175,6 +175,18 @@ static void on_perfbuf_lost(void *ctx, int cpu, __u64 lost)
 
 static int open_output(struct collector *c, const struct collector_opts *o)
 {
+	if (o->output_fds) {
+		/* the caller owns the events (overwritable rings): just point BPF at them */
+		size_t i;
+
+		for (i = 0; i < o->nr_output_fds; i++) {
+			uint32_t cpu = (uint32_t)o->output_cpus[i], fd = (uint32_t)o->output_fds[i];
+
+			if (bpf_map__update_elem(c->skel->maps.perf_events, &cpu, 4, &fd, 4, BPF_ANY))
+				return -errno;
+		}
+		return 0;
+	}
 	if (o->transport == OFFCPU_TRANSPORT_RINGBUF) {
 		c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_ringbuf, c, NULL);
 		return c->rb ? 0 : -errno;
@@ -263,7 +275,9 @@ void collector__detach(struct collector *c)
 
 int collector__events_fd(const struct collector *c)
 {
-	return c->rb ? ring_buffer__epoll_fd(c->rb) : perf_buffer__epoll_fd(c->pb);
+	if (c->rb)
+		return ring_buffer__epoll_fd(c->rb);
+	return c->pb ? perf_buffer__epoll_fd(c->pb) : -1;
 }
 
 long collector__consume(struct collector *c, int (*fn)(const struct offcpu_event *e, void *arg),
@@ -274,6 +288,8 @@ long collector__consume(struct collector *c, int (*fn)(const struct offcpu_event
 	c->event_fn = fn;
 	c->event_arg = arg;
 	c->event_err = 0;
+	if (!c->rb && !c->pb)
+		return 0;
 	n = c->rb ? ring_buffer__consume(c->rb) : perf_buffer__consume(c->pb);
 	if (c->event_err)
 		return c->event_err;

@@ -25,6 +25,9 @@ struct collector_opts {
 	uint64_t thresh_ns; /* stream blocks at least this long; UINT64_MAX: never */
 	enum offcpu_transport transport;
 	uint64_t buffer_bytes; /* ring buffer size, or perf buffer bytes per cpu */
+	const int *output_fds; /* perf events to stream into, instead of a buffer of ours */
+	const int *output_cpus; /* the cpu of each */
+	size_t nr_output_fds;
 	bool force_raw_tp; /* skip tp_btf (tests the fallback) */
 	const char *btf_path; /* custom kernel BTF, or NULL */
 };

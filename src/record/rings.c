@@ -18,6 +18,7 @@ struct ring {
 
 struct perf_rings {
 	struct perf_event_attr attr;
+	bool overwrite;
 	struct ring *rings;
 	size_t nr;
 	uint64_t *ids;
@@ -42,8 +43,9 @@ int online_cpus(int **cpus, size_t *nr)
 	return parse_int_list(buf, cpus, nr);
 }
 
-struct perf_rings *perf_rings__open(const struct perf_event_attr *attr, const int *cpus,
-				    size_t nr_cpus, size_t pages, int cgroup_fd, const char *what)
+static struct perf_rings *open_rings(const struct perf_event_attr *attr, const int *cpus,
+				    size_t nr_cpus, size_t pages, int cgroup_fd, const char *what,
+				    bool overwrite)
 {
 	struct perf_rings *r = calloc(1, sizeof(*r));
 	unsigned long flags = PERF_FLAG_FD_CLOEXEC | (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0);
@@ -53,6 +55,9 @@ struct perf_rings *perf_rings__open(const struct perf_event_attr *attr, const in
 	if (!r)
 		return NULL;
 	r->attr = *attr;
+	r->overwrite = overwrite;
+	if (overwrite)
+		r->attr.write_backward = 1;
 	r->page = (size_t)sysconf(_SC_PAGESIZE);
 	r->rings = calloc(nr_cpus, sizeof(*r->rings));
 	r->ids = calloc(nr_cpus, sizeof(*r->ids));
@@ -72,7 +77,9 @@ struct perf_rings *perf_rings__open(const struct perf_event_attr *attr, const in
 		}
 		r->nr++;
 		g->size = pages * r->page;
-		g->base = mmap(NULL, g->size + r->page, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
+		/* a read-only mapping is what makes the kernel overwrite old records */
+		g->base = mmap(NULL, g->size + r->page, PROT_READ | (overwrite ? 0 : PROT_WRITE),
+			       MAP_SHARED, g->fd, 0);
 		if (g->base == MAP_FAILED) {
 			g->base = NULL;
 			err = -errno;
@@ -90,6 +97,78 @@ fail:
 	perf_rings__free(r);
 	errno = -err;
 	return NULL;
+}
+
+struct perf_rings *perf_rings__open(const struct perf_event_attr *attr, const int *cpus,
+				    size_t nr_cpus, size_t pages, int cgroup_fd, const char *what)
+{
+	return open_rings(attr, cpus, nr_cpus, pages, cgroup_fd, what, false);
+}
+
+struct perf_rings *perf_rings__open_overwrite(const struct perf_event_attr *attr, const int *cpus,
+					      size_t nr_cpus, size_t pages, const char *what)
+{
+	return open_rings(attr, cpus, nr_cpus, pages, -1, what, true);
+}
+
+/*
+ * A backward ring holds whole records from its head on, newest first, up to
+ * one ring size; past what was ever written the memory is zero.
+ */
+static long read_backward(struct perf_rings *r, struct ring *g,
+			  int (*fn)(const struct perf_event_header *rec, void *arg), void *arg)
+{
+	struct perf_event_mmap_page *pg = g->base;
+	const char *data = (const char *)g->base + r->page;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), pos = head;
+	long n = 0;
+	int err;
+
+	while (pos - head + sizeof(struct perf_event_header) <= g->size) {
+		size_t off = pos % g->size;
+		struct perf_event_header hdr;
+		const struct perf_event_header *h;
+
+		if (off + sizeof(hdr) <= g->size) {
+			memcpy(&hdr, data + off, sizeof(hdr));
+		} else {
+			memcpy(&hdr, data + off, g->size - off);
+			memcpy((char *)&hdr + (g->size - off), data, sizeof(hdr) - (g->size - off));
+		}
+		if (hdr.size < sizeof(hdr) || pos - head + hdr.size > g->size)
+			break;
+		if (off + hdr.size <= g->size) {
+			h = (const void *)(data + off);
+		} else {
+			memcpy(r->copy, data + off, g->size - off);
+			memcpy(r->copy + (g->size - off), data, hdr.size - (g->size - off));
+			h = (const void *)r->copy;
+		}
+		err = fn(h, arg);
+		if (err)
+			return err;
+		pos += hdr.size;
+		n++;
+	}
+	return n;
+}
+
+long perf_rings__snapshot(struct perf_rings *r,
+			  int (*fn)(const struct perf_event_header *rec, void *arg), void *arg)
+{
+	long total = 0, n = 0;
+	size_t i;
+
+	for (i = 0; i < r->nr; i++)
+		ioctl(r->rings[i].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1);
+	for (i = 0; i < r->nr && n >= 0; i++) {
+		n = read_backward(r, &r->rings[i], fn, arg);
+		if (n > 0)
+			total += n;
+	}
+	for (i = 0; i < r->nr; i++)
+		ioctl(r->rings[i].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+	return n < 0 ? n : total;
 }
 
 const struct perf_event_attr *perf_rings__attr(const struct perf_rings *r)

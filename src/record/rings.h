@@ -22,6 +22,15 @@ int online_cpus(int **cpus, size_t *nr);
  */
 struct perf_rings *perf_rings__open(const struct perf_event_attr *attr, const int *cpus,
 				    size_t nr_cpus, size_t pages, int cgroup_fd, const char *what);
+/*
+ * The same, overwritable: the kernel writes backward and overwrites the
+ * oldest records; nothing is read until perf_rings__snapshot().
+ */
+struct perf_rings *perf_rings__open_overwrite(const struct perf_event_attr *attr, const int *cpus,
+					      size_t nr_cpus, size_t pages, const char *what);
+/* Pause the rings, hand every record they hold to @fn (newest first per cpu), resume. */
+long perf_rings__snapshot(struct perf_rings *r,
+			  int (*fn)(const struct perf_event_header *rec, void *arg), void *arg);
 const struct perf_event_attr *perf_rings__attr(const struct perf_rings *r);
 size_t perf_rings__ids(const struct perf_rings *r, const uint64_t **ids);
 size_t perf_rings__nr_fds(const struct perf_rings *r);

@@ -10,7 +10,7 @@
 #include "../perfdata/format.h"
 #include "../util/util.h"
 
-struct perf_rings *sideband__open(size_t pages, bool cgroup)
+struct perf_rings *sideband__open(size_t pages, bool cgroup, bool overwrite)
 {
 	struct perf_event_attr attr = { 0 };
 	struct perf_rings *r;
@@ -37,7 +37,8 @@ struct perf_rings *sideband__open(size_t pages, bool cgroup)
 	attr.exclude_hv = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
-	r = perf_rings__open(&attr, cpus, nr, pages, -1, "side-band");
+	r = overwrite ? perf_rings__open_overwrite(&attr, cpus, nr, pages, "side-band") :
+			perf_rings__open(&attr, cpus, nr, pages, -1, "side-band");
 	free(cpus);
 	return r;
 }

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include "rings.h"
 
-/* @pages: ring size per cpu in pages (power of two). */
-struct perf_rings *sideband__open(size_t pages, bool cgroup);
+/* @pages: ring size per cpu in pages (power of two); @overwrite: flight recorder. */
+struct perf_rings *sideband__open(size_t pages, bool cgroup, bool overwrite);
 
 /*
  * A kernel-unique event id for an event offcpu writes itself: a BPF-output
