@@ -50,6 +50,8 @@ struct record_opts {
 	uint64_t switch_bytes; /* --switch-output=SIZE */
 	uint64_t switch_ns; /* --switch-output=TIME */
 	size_t switch_max_files;
+	bool overwrite; /* flight recorder */
+	bool thresh_given;
 	int *pids, *tids, *cpus;
 	size_t nr_pids, nr_tids, nr_cpus;
 	bool system_wide;
@@ -82,6 +84,9 @@ struct record {
 	struct record_opts o;
 	struct collector *coll;
 	struct perf_rings *sb, *oncpu;
+	struct perf_rings *bpf_out; /* --overwrite: where BPF writes blocks */
+	struct perf_event_attr bpf_out_attr;
+	uint64_t snap_last; /* newest time already in a snapshot */
 	struct perf_writer *w;
 	struct maptab *maps;
 	struct workload wl;
@@ -125,6 +130,7 @@ enum {
 	OPT_TRANSPORT,
 	OPT_SWITCH_OUTPUT,
 	OPT_SWITCH_MAX_FILES,
+	OPT_OVERWRITE,
 };
 
 static const struct argp_option record_options[] = {
@@ -146,6 +152,7 @@ static const struct argp_option record_options[] = {
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long (also 500ms, 2m)", 3 },
 	{ "switch-output", OPT_SWITCH_OUTPUT, "signal|SIZE|TIME", 0, "Write a series of files NAME.YYYYMMDDHHMMSScc: a new one on SIGUSR2 (signal), when one reaches SIZE (e.g. 100M), or every TIME (e.g. 30s); a last one at exit", 3 },
 	{ "switch-max-files", OPT_SWITCH_MAX_FILES, "N", 0, "With --switch-output, keep only the newest N files", 3 },
+	{ "overwrite", OPT_OVERWRITE, 0, 0, "Flight recorder: keep only the newest blocks and side-band in overwritable kernel buffers (-m sizes them), read nothing until SIGUSR2 writes them to NAME.YYYYMMDDHHMMSScc; a last file at exit. Implies --switch-output=signal and --off-cpu-thresh 0", 3 },
 	{ "quiet", 'q', 0, 0, "No start line and no summary", 3 },
 	{ 0, 0, 0, 0, "Buffers:", 4 },
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Size of the in-kernel stack and summary maps (default 16384)", 4 },
@@ -284,6 +291,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 		if (!*arg || *end || ms < 0 || ms > 1e9)
 			return usage_error(st, "invalid --off-cpu-thresh '%s' (milliseconds)", arg);
 		o->thresh_ns = (uint64_t)(ms * 1e6 + 0.5);
+		o->thresh_given = true;
 		break;
 	}
 	case OPT_STACKS:
@@ -352,6 +360,10 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 			return usage_error(st, "invalid --switch-output '%s' (signal, a size like 100M, or a time like 30s)", arg);
 		break;
 	}
+	case OPT_OVERWRITE:
+		o->overwrite = true;
+		o->switch_signal = 1;
+		break;
 	case OPT_SWITCH_MAX_FILES:
 		if (parse_u64(arg, &v) || v < 1 || v > 100000)
 			return usage_error(st, "invalid --switch-max-files '%s'", arg);
@@ -389,6 +401,10 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 			return usage_error(st, "--raw-tp records user stacks only%s", "");
 		if (o->switch_max_files && !o->switch_signal && !o->switch_bytes && !o->switch_ns)
 			return usage_error(st, "--switch-max-files needs --switch-output%s", "");
+		if (o->overwrite && (o->switch_bytes || o->switch_ns))
+			return usage_error(st, "--overwrite writes on SIGUSR2 only: not with --switch-output=SIZE or TIME%s", "");
+		if (o->overwrite && !o->thresh_given)
+			o->thresh_ns = 0; /* every block goes to the buffers, with its time */
 		if (o->pipe_output && (o->switch_signal || o->switch_bytes || o->switch_ns))
 			return usage_error(st, "--switch-output writes files: it cannot be combined with -o -%s", "");
 		if (o->pipe_output && isatty(STDOUT_FILENO))
@@ -583,8 +599,6 @@ static int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t 
 	if (size < 0)
 		return size;
 	h->misc = nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
-	r->st.offcpu_ns += period;
-	intset__add(&r->st.threads, (int)k->pid);
 	return size;
 }
 
@@ -596,8 +610,27 @@ static int push_stream(const struct offcpu_event *e, void *arg)
 
 	if (size < 0)
 		return size;
-	r->st.streamed_samples++;
 	return batch__push(&r->batch, (const void *)buf, e->time, SRC_OFFCPU);
+}
+
+/* Count what is written, not what was read: a snapshot skips what it wrote before. */
+static void account(struct record *r, const struct perf_event_header *h, int kind)
+{
+	struct perf_event_attr attr = { .sample_type = r->sample_type };
+	struct perf_sample s;
+	const char *why;
+
+	if (h->type != PERF_RECORD_SAMPLE)
+		return;
+	if (kind == SRC_ONCPU) {
+		r->st.oncpu_samples++;
+		return;
+	}
+	if (kind != SRC_OFFCPU || perf_sample__parse(&attr, h, &s, &why))
+		return;
+	r->st.streamed_samples++;
+	r->st.offcpu_ns += s.period;
+	intset__add(&r->st.threads, (int)s.tid);
 }
 
 /* Drain every source, then write in time order as one perf round. */
@@ -624,11 +657,9 @@ static int flush_round(struct record *r)
 			continue;
 		if (kind == SRC_ONCPU && !keep_oncpu(r, h))
 			continue;
-		if (h->type == PERF_RECORD_SAMPLE) {
+		if (h->type == PERF_RECORD_SAMPLE)
 			perf_writer__note_time(r->w, r->batch.refs[i].time);
-			if (kind == SRC_ONCPU)
-				r->st.oncpu_samples++;
-		}
+		account(r, h, kind);
 		err = write_record(r, h);
 		written++;
 	}
@@ -661,6 +692,8 @@ static int write_summed(const struct offcpu_key *k, const struct offcpu_val *v, 
 		return size;
 	perf_writer__note_time(d->r->w, d->time);
 	d->r->st.summed_samples++;
+	d->r->st.offcpu_ns += v->total_ns;
+	intset__add(&d->r->st.threads, (int)k->pid);
 	return perf_writer__write(d->r->w, (const void *)buf);
 }
 
@@ -778,7 +811,11 @@ static int open_oncpu(struct record *r, int cgroup_fd)
 		if (err)
 			return err;
 	}
-	r->oncpu = perf_rings__open(a, cpus, nr, r->o.mmap_pages, cgroup_fd, ONCPU_EVENT_NAME);
+	if (r->o.overwrite && cgroup_fd >= 0)
+		pr_warn("--overwrite samples on-CPU on every task; -G filters them when written");
+	r->oncpu = r->o.overwrite ?
+		perf_rings__open_overwrite(a, cpus, nr, r->o.mmap_pages, ONCPU_EVENT_NAME) :
+		perf_rings__open(a, cpus, nr, r->o.mmap_pages, cgroup_fd, ONCPU_EVENT_NAME);
 	free(cpus);
 	return r->oncpu ? 0 : -errno;
 }
@@ -982,7 +1019,8 @@ static int begin_file(struct record *r)
 		return -errno;
 	maptab__clear_marks(r->maps);
 	err = declare_events(r);
-	err = err ?: synthesize(r);
+	if (!r->o.overwrite) /* a snapshot synthesizes after its samples */
+		err = err ?: synthesize(r);
 	if (!err && r->out.pipe)
 		err = perf_writer__flush(r->w); /* the reader gets attrs and side-band now */
 	r->file_start_ns = now_ns();
@@ -1001,7 +1039,8 @@ static int end_file(struct record *r)
 	long n;
 	int err;
 
-	err = flush_round(r);
+	/* overwritable buffers are read by the snapshot, never forward */
+	err = r->o.overwrite ? 0 : flush_round(r);
 	if (err)
 		return err;
 	d.time = now_ns();
@@ -1094,6 +1133,133 @@ static int main_loop(struct record *r)
 	return err;
 }
 
+/* flight recorder */
+
+static int push_bpf_output(const struct perf_event_header *h, void *arg)
+{
+	struct record *r = arg;
+	struct perf_sample s;
+	const char *why;
+
+	if (h->type != PERF_RECORD_SAMPLE || perf_sample__parse(&r->bpf_out_attr, h, &s, &why) ||
+	    s.raw_size < sizeof(struct offcpu_event))
+		return 0;
+	return push_stream(s.raw, r);
+}
+
+static int open_bpf_output(struct record *r, struct collector_opts *co)
+{
+	struct perf_event_attr *a = &r->bpf_out_attr;
+	int *cpus = NULL, *fds;
+	size_t nr = 0, i;
+	int err = online_cpus(&cpus, &nr);
+
+	if (err)
+		return err;
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_RAW;
+	a->wakeup_events = 1 << 30; /* nobody waits on these */
+	r->bpf_out = perf_rings__open_overwrite(a, cpus, nr, r->o.mmap_pages * 4, "BPF output");
+	if (!r->bpf_out) {
+		free(cpus);
+		return -errno;
+	}
+	fds = malloc(nr * sizeof(*fds));
+	if (!fds) {
+		free(cpus);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++)
+		fds[i] = perf_rings__fd(r->bpf_out, i);
+	co->output_fds = fds;
+	co->output_cpus = cpus;
+	co->nr_output_fds = nr;
+	return 0;
+}
+
+/*
+ * Write what the overwritable buffers hold and is newer than the last
+ * snapshot, then the /proc state that symbolizes it (after the samples, as
+ * perf does; timestamped 0, so readers order it first).
+ */
+static int snapshot(struct record *r)
+{
+	uint64_t newest = r->snap_last;
+	size_t i;
+	long n;
+	int err, kind;
+
+	batch__clear(&r->batch);
+	n = perf_rings__snapshot(r->sb, push_sideband, r);
+	if (n >= 0 && r->oncpu)
+		n = perf_rings__snapshot(r->oncpu, push_oncpu, r);
+	if (n >= 0)
+		n = perf_rings__snapshot(r->bpf_out, push_bpf_output, r);
+	if (n < 0)
+		return (int)n;
+	batch__sort(&r->batch);
+	err = begin_file(r);
+	for (i = 0; i < r->batch.nr && !err; i++) {
+		const struct perf_event_header *h = batch__get(&r->batch, i, &kind);
+		uint64_t t = r->batch.refs[i].time;
+
+		if (t <= r->snap_last && t != 0)
+			continue; /* already in an earlier snapshot */
+		if (kind == SRC_SIDEBAND && !keep_sideband(r, h))
+			continue;
+		if (kind == SRC_ONCPU && !keep_oncpu(r, h))
+			continue;
+		if (h->type == PERF_RECORD_SAMPLE)
+			perf_writer__note_time(r->w, t);
+		account(r, h, kind);
+		if (t > newest)
+			newest = t;
+		err = write_record(r, h);
+	}
+	err = err ?: synthesize(r);
+	err = err ?: end_file(r);
+	r->snap_last = newest;
+	return err;
+}
+
+static int armed_loop(struct record *r)
+{
+	struct pollfd pfd = { .fd = r->have_workload ? r->wl.pidfd : -1, .events = POLLIN };
+	uint64_t deadline = r->o.duration_ns ? now_ns() + r->o.duration_ns : 0;
+	int err = 0;
+
+	if (!r->o.quiet)
+		fprintf(stderr, "offcpu: flight recorder armed: SIGUSR2 (kill -USR2 %d) writes a "
+			"snapshot, Ctrl-C a last one\n", (int)getpid());
+	while (!stop_signal) {
+		int timeout = 1000; /* reads nothing while armed: only waits */
+
+		if (deadline) {
+			uint64_t now = now_ns();
+
+			if (now >= deadline)
+				break;
+			if ((deadline - now) / 1000000 < (uint64_t)timeout)
+				timeout = (int)((deadline - now) / 1000000) + 1;
+		}
+		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+			return -errno;
+		if (switch_requested) {
+			switch_requested = 0;
+			err = snapshot(r);
+			if (err)
+				return err;
+		}
+		if (targets_gone(r, &pfd, 0))
+			break;
+	}
+	return 0;
+}
+
 static int finish(struct record *r)
 {
 	uint64_t cnt[OFFCPU_CNT_NR] = { 0 };
@@ -1101,7 +1267,7 @@ static int finish(struct record *r)
 	int err;
 
 	collector__detach(r->coll);
-	err = end_file(r);
+	err = r->o.overwrite ? snapshot(r) : end_file(r);
 	if (err)
 		return err;
 	collector__counters(r->coll, cnt);
@@ -1163,7 +1329,7 @@ int cmd_record(int argc, char **argv)
 	err = setup_targets(&r, &co, &cgroup_fd);
 	if (err)
 		goto out;
-	r.sb = sideband__open(r.o.mmap_pages, r.o.all_cgroups);
+	r.sb = sideband__open(r.o.mmap_pages, r.o.all_cgroups, r.o.overwrite);
 	if (!r.sb) {
 		err = -errno;
 		goto out;
@@ -1183,6 +1349,14 @@ int cmd_record(int argc, char **argv)
 		err = open_oncpu(&r, cgroup_fd);
 		if (err)
 			goto out;
+	}
+	if (r.o.overwrite) {
+		co.transport = OFFCPU_TRANSPORT_PERFBUF;
+		err = open_bpf_output(&r, &co);
+		if (err) {
+			pr_err("failed to open the flight recorder's buffers: %s", strerror(-err));
+			goto out;
+		}
 	}
 	r.coll = collector__open(&co);
 	if (!r.coll) {
@@ -1205,7 +1379,7 @@ int cmd_record(int argc, char **argv)
 			}
 		}
 	}
-	err = begin_file(&r);
+	err = r.o.overwrite ? 0 : begin_file(&r);
 	if (err) {
 		pr_err("cannot write %s: %s", r.o.output, strerror(-err));
 		goto out;
@@ -1218,12 +1392,12 @@ int cmd_record(int argc, char **argv)
 		}
 		r.workload_started = true;
 	}
-	if (!r.o.quiet && !r.have_workload)
+	if (!r.o.quiet && !r.have_workload && !r.o.overwrite)
 		fprintf(stderr, "offcpu: recording (%s); Ctrl-C to stop\n",
 			collector__attach_kind(r.coll));
 	pr_info("attached with %s", collector__attach_kind(r.coll));
 
-	err = main_loop(&r);
+	err = r.o.overwrite ? armed_loop(&r) : main_loop(&r);
 	if (!err)
 		err = finish(&r);
 	if (err == -EPIPE)
@@ -1249,6 +1423,9 @@ out:
 	collector__free(r.coll);
 	perf_rings__free(r.sb);
 	perf_rings__free(r.oncpu);
+	perf_rings__free(r.bpf_out);
+	free((void *)co.output_fds);
+	free((void *)co.output_cpus);
 	maptab__free(r.maps);
 	intset__free(&r.tracked);
 	intset__free(&r.tids);
