@@ -1,0 +1,94 @@
+# Integration tests of output rotation and the flight recorder (issue 5).
+# shellcheck shell=bash
+
+# per_tid_all FILES...: "tid ns" summed over several files, read by perf script
+per_tid_all() {
+	local f
+	for f in "$@"; do
+		perf script -i "$f" -F tid,period 2>>script.err
+	done | awk 'NF == 2 { s[$1] += $2 } END { for (t in s) print t, s[t] }'
+}
+
+# --switch-output=TIME with --switch-max-files: at most that many files, each readable
+test_switch_output_time() {
+	"$OFFCPU" record -a --switch-output=1s --switch-max-files=2 -d 3.5 -o rot.data 2>rec.err ||
+		{ cat rec.err; fail "record failed"; }
+	cat rec.err
+	ls -la
+	n=$(ls rot.data.* | wc -l)
+	[ "$n" -eq 2 ] || fail "$n files kept, expected 2"
+	grep -q "older ones removed" rec.err || fail "summary does not say files were removed"
+	[ "$(grep -c 'offcpu: wrote rot.data\.' rec.err)" -ge 3 ] || fail "fewer than 3 files written"
+	for f in rot.data.*; do
+		[[ $f =~ ^rot\.data\.[0-9]{16}$ ]] || fail "bad name $f"
+		perf script -i "$f" >/dev/null 2>err.txt || fail "perf script cannot read $f"
+		[ ! -s err.txt ] || { cat err.txt; fail "perf script warned on $f"; }
+		"$OFFCPU" report -i "$f" >/dev/null || fail "offcpu report cannot read $f"
+	done
+}
+
+# --switch-output=signal: SIGUSR2 splits the recording; the files add up to the truth
+test_switch_output_signal() {
+	local tries
+	for tries in 1 2; do
+		rm -f sig.data.*
+		"$OFFCPU" record --switch-output=signal -o sig.data -- "$GT" -r truth.txt 2>rec.err &
+		local rec=$!
+		sleep 0.6
+		kill -USR2 $rec
+		wait $rec || { cat rec.err; fail "record failed"; }
+		grep -q "WARNING" rec.err || break
+	done
+	cat rec.err
+	n=$(ls sig.data.* | wc -l)
+	[ "$n" -eq 2 ] || fail "$n files, expected 2"
+	per_tid_all sig.data.* >perf.tot
+	check_threads truth.txt perf.tot 5
+	# the 250 ms sleeps before the signal are in the first file, the rest in the second
+	first=$(ls sig.data.* | head -1)
+	n=$(perf script -i "$first" -F comm 2>/dev/null | grep -c gt-sleep)
+	[ "$n" -ge 1 ] || fail "the first file has no gt-sleep sample"
+}
+
+# the flight recorder: armed system-wide, a snapshot on SIGUSR2 holds the
+# workload's blocks with symbols; a second one only what is newer
+test_flight_recorder() {
+	"$OFFCPU" record --overwrite -a -o fr.data 2>rec.err &
+	local rec=$!
+	wait_for_line rec.err "armed" 10 || { kill $rec; cat rec.err; fail "not armed"; }
+	"$GT" -r truth.txt
+	kill -USR2 $rec
+	wait_for_line rec.err "wrote fr.data" 10 || { kill $rec; fail "no snapshot after SIGUSR2"; }
+	sleep 0.5
+	kill -USR2 $rec
+	sleep 1
+	kill -INT $rec
+	wait $rec || { cat rec.err; fail "flight recorder failed"; }
+	cat rec.err
+	ls -la
+	n=$(ls fr.data.* | wc -l)
+	[ "$n" -eq 3 ] || fail "$n snapshots, expected 3 (two signals and the exit)"
+	first=$(ls fr.data.* | head -1)
+	second=$(ls fr.data.* | sed -n 2p)
+	per_tid_all "$first" >perf.tot
+	[ ! -s script.err ] || { cat script.err; fail "perf script warned"; }
+	check_threads truth.txt perf.tot 5
+	perf report -i "$first" --stdio --no-children 2>/dev/null >report.txt
+	grep -q gt_sleep_thread report.txt || fail "snapshot not symbolized"
+	n=$(perf script -i "$second" -F comm 2>/dev/null | grep -c 'gt-')
+	[ "$n" -eq 0 ] || fail "the second snapshot repeats $n samples of the first"
+	perf script -i "$second" >/dev/null 2>err.txt || fail "perf cannot read the second snapshot"
+}
+
+# option combinations that cannot work are refused with exit 2
+test_output_option_errors() {
+	local rc
+	"$OFFCPU" record --overwrite -o - -a 2>err.txt >/dev/null; rc=$?
+	[ $rc -eq 2 ] || fail "--overwrite with -o -: exit $rc"
+	"$OFFCPU" record --switch-output=bogus -a 2>err.txt; rc=$?
+	[ $rc -eq 2 ] && grep -q "invalid --switch-output" err.txt || fail "bad --switch-output: exit $rc"
+	"$OFFCPU" record --switch-max-files=3 -a 2>err.txt; rc=$?
+	[ $rc -eq 2 ] || fail "--switch-max-files alone: exit $rc"
+	"$OFFCPU" record --overwrite --switch-output=10M -a 2>err.txt; rc=$?
+	[ $rc -eq 2 ] || fail "--overwrite with a size: exit $rc"
+}
