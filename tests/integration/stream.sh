@@ -59,8 +59,9 @@ test_kernel_stacks() {
 }
 
 # -F: a spinning function dominates cpu-clock; on-CPU + off-CPU = wall time
+# (with R: time spent preempted on a busy machine is off-CPU time too)
 test_oncpu_sampling() {
-	"$OFFCPU" record -q -o f.data -F 999 -- "$SPIN" 0.6 0.4 >truth.txt || fail "record -F failed"
+	"$OFFCPU" record -q -o f.data -F 999 --state S,D,R -- "$SPIN" 0.6 0.4 >truth.txt || fail "record -F failed"
 	read -r cpu_ns wall_ns <truth.txt
 	perf report -i f.data --stdio --no-children --sort sym 2>/dev/null >report.txt
 	grep -q "of event 'cpu-clock'" report.txt || fail "no cpu-clock event"
