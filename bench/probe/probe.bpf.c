@@ -2,8 +2,10 @@
 /*
  * The floor of offcpu's design, for bench/overhead: on every switch-out of a
  * task of the target process, walk its user stack into a stack map and do
- * nothing else. The stack map is sized like offcpu's. probe_empty is the same
- * attachment with an empty body: the cost of being called at all.
+ * nothing else. The stack map is sized like offcpu's. With only_blocks it
+ * walks only when the task goes to sleep (S or D, offcpu's default --state),
+ * not when it is preempted. probe_empty is the same attachment with an empty
+ * body: the cost of being called at all.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -11,6 +13,10 @@
 #include <bpf/bpf_core_read.h>
 
 #define MAX_STACK_DEPTH 127
+#define TASK_INTERRUPTIBLE 0x1
+#define TASK_UNINTERRUPTIBLE 0x2
+
+const volatile bool only_blocks = false;
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -50,6 +56,9 @@ int BPF_PROG(probe_stack, bool preempt, struct task_struct *prev, struct task_st
 	__u32 tgid = prev->tgid;
 
 	if (!bpf_map_lookup_elem(&tgid_filter, &tgid))
+		return 0;
+	if (only_blocks &&
+	    (preempt || !(prev->__state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE))))
 		return 0;
 	count(0);
 	if (bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK) < 0)

@@ -2,9 +2,11 @@
 /*
  * Loader of the bare probes for bench/overhead.
  *
- *   probe [--empty] -p PID
+ *   probe [--empty | --blocks] -p PID
  *
- * Attaches to sched_switch for the process PID (all its threads), prints
+ * Attaches to sched_switch for the process PID (all its threads) and walks the
+ * user stack of each of its switch-outs (--blocks: only those into S or D;
+ * --empty: an empty program), prints
  * "probe: attached" on stderr, and runs until PID exits or SIGINT/SIGTERM.
  * Before detaching it prints the program's kernel run statistics (nonzero
  * only with kernel.bpf_stats_enabled=1) and the number of user stack walks:
@@ -41,7 +43,7 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: probe [--empty] -p PID\n");
+	fprintf(stderr, "usage: probe [--empty | --blocks] -p PID\n");
 	return 2;
 }
 
@@ -71,7 +73,7 @@ int main(int argc, char **argv)
 	struct bpf_link *link = NULL;
 	struct sigaction sa = { 0 };
 	struct pollfd pfd = { .fd = -1, .events = POLLIN };
-	bool empty = false;
+	bool empty = false, blocks = false;
 	__u8 one = 1;
 	__u32 tgid = 0;
 	int i, err = 1;
@@ -79,6 +81,8 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--empty"))
 			empty = true;
+		else if (!strcmp(argv[i], "--blocks"))
+			blocks = true;
 		else if (!strcmp(argv[i], "-p") && i + 1 < argc)
 			tgid = (__u32)strtoul(argv[++i], NULL, 10);
 		else
@@ -104,6 +108,7 @@ int main(int argc, char **argv)
 	}
 	prog = empty ? skel->progs.probe_empty : skel->progs.probe_stack;
 	bpf_program__set_autoload(prog, true);
+	skel->rodata->only_blocks = blocks;
 	if (probe_bpf__load(skel)) {
 		fprintf(stderr, "probe: failed to load the BPF object: %s\n", strerror(errno));
 		goto out;
