@@ -20,6 +20,7 @@ struct wevent {
 struct perf_writer {
 	int fd;
 	bool pipe; /* perf's pipe format: sequential, metadata as records */
+	bool stream; /* a headerless record stream (directory format data.N) */
 	uint64_t off; /* file offset of the next byte to write */
 	char *buf;
 	size_t buf_len;
@@ -162,6 +163,23 @@ int perf_writer__flush(struct perf_writer *w)
 	return flush_buf(w);
 }
 
+struct perf_writer *perf_writer__new_stream(int fd)
+{
+	struct perf_writer *w = perf_writer__new(fd);
+
+	if (!w)
+		return NULL;
+	w->stream = true;
+	w->off = 0;
+	return w;
+}
+
+void perf_writer__time_range(const struct perf_writer *w, uint64_t *first, uint64_t *last)
+{
+	*first = w->first_time;
+	*last = w->last_time;
+}
+
 bool perf_writer__is_pipe(const struct perf_writer *w)
 {
 	return w->pipe;
@@ -248,6 +266,8 @@ int perf_writer__add_event(struct perf_writer *w, const struct perf_event_attr *
 	memcpy(ev->ids, ids, nr_ids * sizeof(uint64_t));
 	ev->nr_ids = nr_ids;
 	w->nr_events++;
+	if (w->stream)
+		return 0;
 	return w->pipe ? pipe_event(w, ev) : 0;
 }
 
@@ -335,6 +355,8 @@ int perf_writer__finish(struct perf_writer *w)
 	size_t nfeat = 0, i, k;
 	int err;
 
+	if (w->stream)
+		return flush_buf(w);
 	if (w->pipe) {
 		if (w->last_time) {
 			uint64_t t[2] = { w->first_time, w->last_time };

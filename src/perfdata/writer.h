@@ -39,6 +39,10 @@ struct perf_writer *perf_writer__new(int fd);
  */
 struct perf_writer *perf_writer__new_pipe(int fd);
 bool perf_writer__is_pipe(const struct perf_writer *w);
+/* A headerless record stream: the data.N files of the directory format. */
+struct perf_writer *perf_writer__new_stream(int fd);
+/* The SAMPLE_TIME range noted so far (UINT64_MAX, 0 when empty). */
+void perf_writer__time_range(const struct perf_writer *w, uint64_t *first, uint64_t *last);
 /* Write out what is buffered (pipe readers see records as they come). */
 int perf_writer__flush(struct perf_writer *w);
 
