@@ -262,6 +262,14 @@ int collector__add_workload(struct collector *c, int tgid)
 	return 0;
 }
 
+bool collector__follows(struct collector *c, int tgid)
+{
+	uint8_t v = 0;
+
+	return bpf_map__lookup_elem(c->skel->maps.tgid_filter, &tgid, 4, &v, 1, 0) == 0 &&
+	       v == OFFCPU_FILTER_ACTIVE;
+}
+
 const char *collector__attach_kind(const struct collector *c)
 {
 	return c->raw_tp ? "raw_tp" : "tp_btf";

@@ -38,6 +38,8 @@ struct collector;
 struct collector *collector__open(const struct collector_opts *opts);
 /* Track a workload child from its next exec on. */
 int collector__add_workload(struct collector *c, int tgid);
+/* Whether the collector records process @tgid (filter mode). */
+bool collector__follows(struct collector *c, int tgid);
 /* Which attach path is in use: "tp_btf" or "raw_tp". */
 const char *collector__attach_kind(const struct collector *c);
 /* Detach the programs: no block is counted after this. */

@@ -5,6 +5,7 @@
  * they happen, the summed short blocks when the recording ends.
  */
 #include <argp.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -51,6 +52,7 @@ struct record_opts {
 	uint64_t switch_ns; /* --switch-output=TIME */
 	size_t switch_max_files;
 	bool overwrite; /* flight recorder */
+	int threads; /* --threads: directory output written by this many threads */
 	bool thresh_given;
 	int *pids, *tids, *cpus;
 	size_t nr_pids, nr_tids, nr_cpus;
@@ -87,6 +89,9 @@ struct record {
 	struct perf_rings *bpf_out; /* --overwrite: where BPF writes blocks */
 	struct perf_event_attr bpf_out_attr;
 	uint64_t snap_last; /* newest time already in a snapshot */
+	struct writer_thread *wt; /* --threads */
+	pthread_mutex_t lock; /* maps and stats, shared by writer threads */
+	volatile int threads_stop;
 	struct perf_writer *w;
 	struct maptab *maps;
 	struct workload wl;
@@ -131,6 +136,7 @@ enum {
 	OPT_SWITCH_OUTPUT,
 	OPT_SWITCH_MAX_FILES,
 	OPT_OVERWRITE,
+	OPT_THREADS,
 };
 
 static const struct argp_option record_options[] = {
@@ -152,6 +158,7 @@ static const struct argp_option record_options[] = {
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long (also 500ms, 2m)", 3 },
 	{ "switch-output", OPT_SWITCH_OUTPUT, "signal|SIZE|TIME", 0, "Write a series of files NAME.YYYYMMDDHHMMSScc: a new one on SIGUSR2 (signal), when one reaches SIZE (e.g. 100M), or every TIME (e.g. 30s); a last one at exit", 3 },
 	{ "switch-max-files", OPT_SWITCH_MAX_FILES, "N", 0, "With --switch-output, keep only the newest N files", 3 },
+	{ "threads", OPT_THREADS, "N", OPTION_ARG_OPTIONAL, "Write perf's directory format: -o NAME makes directory NAME with NAME/data and NAME/data.0..N-1, each written by its own thread from its share of the CPUs' buffers (default N: one per CPU)", 3 },
 	{ "overwrite", OPT_OVERWRITE, 0, 0, "Flight recorder: keep only the newest blocks and side-band in overwritable kernel buffers (-m sizes them), read nothing until SIGUSR2 writes them to NAME.YYYYMMDDHHMMSScc; a last file at exit. Implies --switch-output=signal and --off-cpu-thresh 0", 3 },
 	{ "quiet", 'q', 0, 0, "No start line and no summary", 3 },
 	{ 0, 0, 0, 0, "Buffers:", 4 },
@@ -360,6 +367,15 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 			return usage_error(st, "invalid --switch-output '%s' (signal, a size like 100M, or a time like 30s)", arg);
 		break;
 	}
+	case OPT_THREADS:
+		if (!arg) {
+			o->threads = -1; /* one per cpu */
+		} else {
+			if (parse_u64(arg, &v) || v < 1 || v > 1024)
+				return usage_error(st, "invalid --threads '%s'", arg);
+			o->threads = (int)v;
+		}
+		break;
 	case OPT_OVERWRITE:
 		o->overwrite = true;
 		o->switch_signal = 1;
@@ -401,6 +417,10 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 			return usage_error(st, "--raw-tp records user stacks only%s", "");
 		if (o->switch_max_files && !o->switch_signal && !o->switch_bytes && !o->switch_ns)
 			return usage_error(st, "--switch-max-files needs --switch-output%s", "");
+		if (o->threads && o->pipe_output)
+			return usage_error(st, "--threads writes a directory: it cannot be combined with -o -%s", "");
+		if (o->threads && (o->overwrite || o->switch_signal || o->switch_bytes || o->switch_ns))
+			return usage_error(st, "--threads cannot be combined with --overwrite or --switch-output%s", "");
 		if (o->overwrite && (o->switch_bytes || o->switch_ns))
 			return usage_error(st, "--overwrite writes on SIGUSR2 only: not with --switch-output=SIZE or TIME%s", "");
 		if (o->overwrite && !o->thresh_given)
@@ -529,6 +549,17 @@ static int write_record(struct record *r, const struct perf_event_header *h)
 	int err = maptab__observe(r->maps, h);
 
 	return err ? err : perf_writer__write(r->w, h);
+}
+
+static int write_record_to(struct record *r, struct perf_writer *w,
+			   const struct perf_event_header *h)
+{
+	int err;
+
+	pthread_mutex_lock(&r->lock);
+	err = maptab__observe(r->maps, h);
+	pthread_mutex_unlock(&r->lock);
+	return err ? err : perf_writer__write(w, h);
 }
 
 /* collect */
@@ -1019,6 +1050,11 @@ static int begin_file(struct record *r)
 		return -errno;
 	maptab__clear_marks(r->maps);
 	err = declare_events(r);
+	if (!err && r->out.dir) {
+		uint64_t version = 1;
+
+		err = perf_writer__set_feature(r->w, FEAT_DIR_FORMAT, &version, sizeof(version));
+	}
 	if (!r->o.overwrite) /* a snapshot synthesizes after its samples */
 		err = err ?: synthesize(r);
 	if (!err && r->out.pipe)
@@ -1039,8 +1075,9 @@ static int end_file(struct record *r)
 	long n;
 	int err;
 
-	/* overwritable buffers are read by the snapshot, never forward */
-	err = r->o.overwrite ? 0 : flush_round(r);
+	/* overwritable buffers are read by the snapshot, never forward; the
+	 * writer threads have drained theirs */
+	err = r->o.overwrite || r->wt ? 0 : flush_round(r);
 	if (err)
 		return err;
 	d.time = now_ns();
@@ -1080,7 +1117,9 @@ static bool switch_due(struct record *r)
 
 static int main_loop(struct record *r)
 {
-	size_t nsb = perf_rings__nr_fds(r->sb), non = r->oncpu ? perf_rings__nr_fds(r->oncpu) : 0;
+	/* with writer threads, the buffers are theirs: this loop only waits */
+	size_t nsb = r->wt ? 0 : perf_rings__nr_fds(r->sb);
+	size_t non = r->oncpu && !r->wt ? perf_rings__nr_fds(r->oncpu) : 0;
 	size_t npid = r->have_workload ? 1 : r->o.nr_pids, nfd = nsb + non + 1 + npid, i;
 	struct pollfd *pfds = calloc(nfd, sizeof(*pfds));
 	uint64_t deadline = r->o.duration_ns ? now_ns() + r->o.duration_ns : 0;
@@ -1094,7 +1133,7 @@ static int main_loop(struct record *r)
 		pfds[i].fd = perf_rings__fd(r->sb, i);
 	for (i = 0; i < non; i++)
 		pfds[nsb + i].fd = perf_rings__fd(r->oncpu, i);
-	pfds[nsb + non].fd = collector__events_fd(r->coll);
+	pfds[nsb + non].fd = r->wt ? -1 : collector__events_fd(r->coll);
 	for (i = 0; i < npid; i++)
 		pfds[nsb + non + 1 + i].fd = r->have_workload ? r->wl.pidfd : pidfd_for(r->o.pids[i]);
 	while (!stop_signal) {
@@ -1112,7 +1151,7 @@ static int main_loop(struct record *r)
 			err = -errno;
 			break;
 		}
-		err = flush_round(r);
+		err = r->wt ? 0 : flush_round(r);
 		if (err)
 			break;
 		if (targets_gone(r, pfds, nsb + non + 1))
@@ -1131,6 +1170,228 @@ static int main_loop(struct record *r)
 				close(pfds[nsb + non + 1 + i].fd);
 	free(pfds);
 	return err;
+}
+
+/* --threads: writer threads, each with a share of the cpus' buffers */
+
+struct writer_thread {
+	struct record *r;
+	int idx, nr_threads;
+	pthread_t th;
+	struct perf_writer *w;
+	struct batch batch;
+	struct intset yes, no; /* processes known to be followed, or not */
+	int err;
+	bool started, joined;
+};
+
+static int tpush_sideband(const struct perf_event_header *h, void *arg)
+{
+	struct writer_thread *t = arg;
+	struct perf_sample s = { 0 };
+
+	perf_sample_id__parse(SIDEBAND_SAMPLE_TYPE, h, &s);
+	return batch__push(&t->batch, h, s.time, SRC_SIDEBAND);
+}
+
+static int tpush_oncpu(const struct perf_event_header *h, void *arg)
+{
+	struct writer_thread *t = arg;
+	struct perf_sample s = { 0 };
+	const char *why;
+
+	if (h->type == PERF_RECORD_SAMPLE)
+		perf_sample__parse(&t->r->oncpu_attr, h, &s, &why);
+	else
+		perf_sample_id__parse(t->r->oncpu_attr.sample_type, h, &s);
+	return batch__push(&t->batch, h, s.time, SRC_ONCPU);
+}
+
+static int tpush_stream(const struct offcpu_event *e, void *arg)
+{
+	struct writer_thread *t = arg;
+	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
+	int size;
+
+	pthread_mutex_lock(&t->r->lock); /* the stack caches and maps are shared */
+	size = encode_offcpu(t->r, &e->key, e->time, e->period, e->cpu, buf, sizeof(buf));
+	pthread_mutex_unlock(&t->r->lock);
+	if (size < 0)
+		return size;
+	return batch__push(&t->batch, (const void *)buf, e->time, SRC_OFFCPU);
+}
+
+/*
+ * Side-band is kept whole (what a FORK on another thread's cpu made
+ * followed is not known here); on-CPU samples are kept for the processes
+ * the collector follows, asked once per process.
+ */
+static bool tkeeps_sample(struct writer_thread *t, const struct perf_event_header *h)
+{
+	struct record *r = t->r;
+	struct perf_sample s;
+	const char *why;
+	bool yes;
+
+	if (h->type != PERF_RECORD_SAMPLE)
+		return true;
+	if (perf_sample__parse(&r->oncpu_attr, h, &s, &why))
+		return false;
+	if (r->o.nr_tids)
+		return intset__has(&r->tids, (int)s.tid);
+	if (!r->filter)
+		return true;
+	if (intset__has(&t->yes, (int)s.pid))
+		return true;
+	if (intset__has(&t->no, (int)s.pid))
+		return false;
+	yes = collector__follows(r->coll, (int)s.pid);
+	intset__add(yes ? &t->yes : &t->no, (int)s.pid);
+	return yes;
+}
+
+static int thread_round(struct writer_thread *t)
+{
+	struct record *r = t->r;
+	size_t i;
+	long n = 0;
+	int err = 0, kind;
+
+	batch__clear(&t->batch);
+	for (i = t->idx; i < perf_rings__nr_fds(r->sb) && n >= 0; i += t->nr_threads)
+		n = perf_rings__read_one(r->sb, i, tpush_sideband, t);
+	for (i = t->idx; r->oncpu && i < perf_rings__nr_fds(r->oncpu) && n >= 0; i += t->nr_threads)
+		n = perf_rings__read_one(r->oncpu, i, tpush_oncpu, t);
+	if (n >= 0 && t->idx == 0)
+		n = collector__consume(r->coll, tpush_stream, t);
+	if (n < 0)
+		return (int)n;
+	batch__sort(&t->batch);
+	for (i = 0; i < t->batch.nr && !err; i++) {
+		const struct perf_event_header *h = batch__get(&t->batch, i, &kind);
+
+		if (kind == SRC_ONCPU && !tkeeps_sample(t, h))
+			continue;
+		if (h->type == PERF_RECORD_LOST) {
+			pthread_mutex_lock(&r->lock);
+			if (kind == SRC_SIDEBAND)
+				r->st.sideband_lost += *(const uint64_t *)((const char *)h + 16);
+			else
+				r->st.oncpu_lost += *(const uint64_t *)((const char *)h + 16);
+			pthread_mutex_unlock(&r->lock);
+		}
+		if (h->type == PERF_RECORD_SAMPLE)
+			perf_writer__note_time(t->w, t->batch.refs[i].time);
+		pthread_mutex_lock(&r->lock);
+		account(r, h, kind);
+		pthread_mutex_unlock(&r->lock);
+		err = write_record_to(r, t->w, h);
+	}
+	return err;
+}
+
+static void *thread_main(void *arg)
+{
+	struct writer_thread *t = arg;
+	struct record *r = t->r;
+	struct pollfd pfds[1024];
+	size_t nfd = 0, i;
+
+	for (i = t->idx; i < perf_rings__nr_fds(r->sb) && nfd < 1023; i += t->nr_threads)
+		pfds[nfd++] = (struct pollfd){ perf_rings__fd(r->sb, i), POLLIN, 0 };
+	for (i = t->idx; r->oncpu && i < perf_rings__nr_fds(r->oncpu) && nfd < 1023;
+	     i += t->nr_threads)
+		pfds[nfd++] = (struct pollfd){ perf_rings__fd(r->oncpu, i), POLLIN, 0 };
+	if (t->idx == 0)
+		pfds[nfd++] = (struct pollfd){ collector__events_fd(r->coll), POLLIN, 0 };
+	while (!t->err && !__atomic_load_n(&r->threads_stop, __ATOMIC_ACQUIRE)) {
+		poll(pfds, nfd, 100);
+		t->err = thread_round(t);
+	}
+	if (!t->err) /* what arrived before the collector was detached */
+		t->err = thread_round(t);
+	return NULL;
+}
+
+static int start_threads(struct record *r)
+{
+	int n = r->o.threads > 0 ? r->o.threads : (int)perf_rings__nr_fds(r->sb), i, fd;
+
+	if (n > (int)perf_rings__nr_fds(r->sb))
+		n = (int)perf_rings__nr_fds(r->sb);
+	r->o.threads = n;
+	r->wt = calloc((size_t)n, sizeof(*r->wt));
+	if (!r->wt)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct writer_thread *t = &r->wt[i];
+
+		t->r = r;
+		t->idx = i;
+		t->nr_threads = n;
+		fd = output__open_stream(&r->out, i);
+		if (fd < 0)
+			return fd;
+		t->w = perf_writer__new_stream(fd);
+		if (!t->w) {
+			close(fd);
+			return -ENOMEM;
+		}
+		if (pthread_create(&t->th, NULL, thread_main, t)) {
+			perf_writer__free(t->w);
+			t->w = NULL;
+			close(fd);
+			return -EAGAIN;
+		}
+		t->started = true;
+	}
+	return 0;
+}
+
+/* Stop the writers once the collector is detached; fold their time ranges in. */
+static int stop_threads(struct record *r)
+{
+	int i, err = 0;
+
+	if (!r->wt)
+		return 0;
+	__atomic_store_n(&r->threads_stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < r->o.threads; i++) {
+		struct writer_thread *t = &r->wt[i];
+		uint64_t first, last;
+
+		if (!t->started)
+			continue;
+		pthread_join(t->th, NULL);
+		t->joined = true;
+		err = err ?: t->err;
+		err = err ?: perf_writer__finish(t->w);
+		perf_writer__time_range(t->w, &first, &last);
+		if (last) {
+			perf_writer__note_time(r->w, first);
+			perf_writer__note_time(r->w, last);
+		}
+	}
+	return err;
+}
+
+static void free_threads(struct record *r)
+{
+	int i;
+
+	if (!r->wt)
+		return;
+	__atomic_store_n(&r->threads_stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < r->o.threads; i++) {
+		if (r->wt[i].started && !r->wt[i].joined)
+			pthread_join(r->wt[i].th, NULL);
+		batch__free(&r->wt[i].batch);
+		intset__free(&r->wt[i].yes);
+		intset__free(&r->wt[i].no);
+		perf_writer__free(r->wt[i].w);
+	}
+	free(r->wt);
+	r->wt = NULL;
 }
 
 /* flight recorder */
@@ -1260,21 +1521,45 @@ static int armed_loop(struct record *r)
 	return 0;
 }
 
+/* Bytes in the last file, or in all files of the last directory. */
+static uint64_t output_size(struct record *r)
+{
+	const char *path = output__last(&r->out);
+	char p[PATH_MAX];
+	struct stat st;
+	uint64_t total = 0;
+	int i;
+
+	if (r->out.pipe || stat(path, &st))
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return (uint64_t)st.st_size;
+	snprintf(p, sizeof(p), "%s/data", path);
+	if (stat(p, &st) == 0)
+		total += (uint64_t)st.st_size;
+	for (i = 0; i < r->o.threads; i++) {
+		snprintf(p, sizeof(p), "%s/data.%d", path, i);
+		if (stat(p, &st) == 0)
+			total += (uint64_t)st.st_size;
+	}
+	return total;
+}
+
 static int finish(struct record *r)
 {
 	uint64_t cnt[OFFCPU_CNT_NR] = { 0 };
-	struct stat st;
 	int err;
 
 	collector__detach(r->coll);
+	err = stop_threads(r);
+	if (err)
+		return err;
 	err = r->o.overwrite ? snapshot(r) : end_file(r);
 	if (err)
 		return err;
 	collector__counters(r->coll, cnt);
 	if (!r->o.quiet)
-		print_summary(r, cnt, collector__prog_misses(r->coll),
-			      !r->out.pipe && stat(output__last(&r->out), &st) == 0 ?
-				      (uint64_t)st.st_size : 0);
+		print_summary(r, cnt, collector__prog_misses(r->coll), output_size(r));
 	return 0;
 }
 
@@ -1319,6 +1604,8 @@ int cmd_record(int argc, char **argv)
 	r.out.pipe = r.o.pipe_output;
 	r.out.rotate = r.o.switch_signal || r.o.switch_bytes || r.o.switch_ns;
 	r.out.max_files = r.o.switch_max_files;
+	r.out.dir = r.o.threads != 0;
+	pthread_mutex_init(&r.lock, NULL);
 
 	r.sample_type = OFFCPU_SAMPLE_TYPE | (r.o.all_cgroups ? PERF_SAMPLE_CGROUP : 0);
 	r.maps = maptab__new();
@@ -1380,6 +1667,8 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	err = r.o.overwrite ? 0 : begin_file(&r);
+	if (!err && r.out.dir)
+		err = start_threads(&r);
 	if (err) {
 		pr_err("cannot write %s: %s", r.o.output, strerror(-err));
 		goto out;
@@ -1416,6 +1705,7 @@ out:
 	    WEXITSTATUS(r.wl.status) && !r.o.quiet)
 		fprintf(stderr, "offcpu: the command exited with status %d\n",
 			WEXITSTATUS(r.wl.status));
+	free_threads(&r);
 	if (err)
 		output__discard(&r.out);
 	output__free(&r.out);

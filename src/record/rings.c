@@ -14,6 +14,7 @@ struct ring {
 	int fd;
 	void *base;
 	size_t size; /* data area */
+	char *copy; /* a record that wraps is reassembled here (one per ring: threads) */
 };
 
 struct perf_rings {
@@ -23,7 +24,6 @@ struct perf_rings {
 	size_t nr;
 	uint64_t *ids;
 	size_t page;
-	char copy[65536]; /* a record that wraps is reassembled here */
 };
 
 int online_cpus(int **cpus, size_t *nr)
@@ -76,6 +76,11 @@ static struct perf_rings *open_rings(const struct perf_event_attr *attr, const i
 			goto fail;
 		}
 		r->nr++;
+		g->copy = malloc(65536);
+		if (!g->copy) {
+			err = -ENOMEM;
+			goto fail;
+		}
 		g->size = pages * r->page;
 		/* a read-only mapping is what makes the kernel overwrite old records */
 		g->base = mmap(NULL, g->size + r->page, PROT_READ | (overwrite ? 0 : PROT_WRITE),
@@ -140,9 +145,9 @@ static long read_backward(struct perf_rings *r, struct ring *g,
 		if (off + hdr.size <= g->size) {
 			h = (const void *)(data + off);
 		} else {
-			memcpy(r->copy, data + off, g->size - off);
-			memcpy(r->copy + (g->size - off), data, hdr.size - (g->size - off));
-			h = (const void *)r->copy;
+			memcpy(g->copy, data + off, g->size - off);
+			memcpy(g->copy + (g->size - off), data, hdr.size - (g->size - off));
+			h = (const void *)g->copy;
 		}
 		err = fn(h, arg);
 		if (err)
@@ -222,9 +227,9 @@ static long read_ring(struct perf_rings *r, struct ring *g,
 		if (off + hdr.size > g->size) {
 			size_t first = g->size - off;
 
-			memcpy(r->copy, data + off, first);
-			memcpy(r->copy + first, data, hdr.size - first);
-			h = (const void *)r->copy;
+			memcpy(g->copy, data + off, first);
+			memcpy(g->copy + first, data, hdr.size - first);
+			h = (const void *)g->copy;
 		}
 		err = fn(h, arg);
 		if (err)
@@ -252,6 +257,12 @@ long perf_rings__read(struct perf_rings *r, int (*fn)(const struct perf_event_he
 	return total;
 }
 
+long perf_rings__read_one(struct perf_rings *r, size_t i,
+			  int (*fn)(const struct perf_event_header *rec, void *arg), void *arg)
+{
+	return i < r->nr ? read_ring(r, &r->rings[i], fn, arg) : 0;
+}
+
 void perf_rings__free(struct perf_rings *r)
 {
 	size_t i;
@@ -262,6 +273,7 @@ void perf_rings__free(struct perf_rings *r)
 		if (r->rings[i].base)
 			munmap(r->rings[i].base, r->rings[i].size + r->page);
 		close(r->rings[i].fd);
+		free(r->rings[i].copy);
 	}
 	free(r->rings);
 	free(r->ids);

@@ -38,6 +38,9 @@ int perf_rings__fd(const struct perf_rings *r, size_t i);
 /* Hand every pending record to @fn (reassembled when it wraps). Returns records or -errno. */
 long perf_rings__read(struct perf_rings *r, int (*fn)(const struct perf_event_header *rec, void *arg),
 		      void *arg);
+/* The same for ring @i only. */
+long perf_rings__read_one(struct perf_rings *r, size_t i,
+			  int (*fn)(const struct perf_event_header *rec, void *arg), void *arg);
 void perf_rings__free(struct perf_rings *r);
 
 #endif

@@ -92,3 +92,24 @@ test_output_option_errors() {
 	"$OFFCPU" record --overwrite --switch-output=10M -a 2>err.txt; rc=$?
 	[ $rc -eq 2 ] || fail "--overwrite with a size: exit $rc"
 }
+
+# --threads: perf's directory format, written by several threads; perf 6.1 and
+# offcpu report give the same totals as a single file
+test_threads_directory() {
+	record_gt --threads=2 --off-cpu-thresh 0 -F 499 -o dir.data -- "$GT" -r truth.txt
+	cat rec.err
+	[ -d dir.data ] && [ -f dir.data/data ] && [ -f dir.data/data.0 ] && [ -f dir.data/data.1 ] ||
+		{ ls -laR; fail "not a perf directory"; }
+	[ "$(stat -c %a dir.data)" = 700 ] || fail "directory mode $(stat -c %a dir.data)"
+	[ -s dir.data/data.0 ] && [ -s dir.data/data.1 ] || { ls -la dir.data; fail "a writer thread wrote nothing"; }
+	perf report -i dir.data --header-only 2>/dev/null | grep -q "directory data version : 1" || fail "no DIR_FORMAT"
+	per_tid_perf dir.data >perf.tot
+	[ ! -s dir.data.script.err ] || { cat dir.data.script.err; fail "perf script warned"; }
+	check_threads truth.txt perf.tot 5
+	per_tid_offcpu dir.data >own.tot
+	check_threads truth.txt own.tot 5
+	perf report -i dir.data --stdio --no-children 2>/dev/null | grep -q "of event 'cpu-clock'" || fail "no cpu-clock in the directory"
+	local rc
+	"$OFFCPU" record --threads -o - -a >/dev/null 2>err.txt; rc=$?
+	[ $rc -eq 2 ] || fail "--threads with -o -: exit $rc"
+}
