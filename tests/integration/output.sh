@@ -22,7 +22,9 @@ test_switch_output_time() {
 	for f in rot.data.*; do
 		[[ $f =~ ^rot\.data\.[0-9]{16}$ ]] || fail "bad name $f"
 		perf script -i "$f" >/dev/null 2>err.txt || fail "perf script cannot read $f"
-		[ ! -s err.txt ] || { cat err.txt; fail "perf script warned on $f"; }
+		# perf may warn of losses only when offcpu reported them
+		[ ! -s err.txt ] || grep -q "WARNING: this recording is incomplete" rec.err ||
+			{ cat err.txt; fail "perf script warned on $f"; }
 		"$OFFCPU" report -i "$f" >/dev/null || fail "offcpu report cannot read $f"
 	done
 }
@@ -53,7 +55,8 @@ test_switch_output_signal() {
 # the flight recorder: armed system-wide, a snapshot on SIGUSR2 holds the
 # workload's blocks with symbols; a second one only what is newer
 test_flight_recorder() {
-	"$OFFCPU" record --overwrite -a -o fr.data 2>rec.err &
+	# buffers large enough to hold the workload on a busy machine
+	"$OFFCPU" record --overwrite -a -m 1024 -o fr.data 2>rec.err &
 	local rec=$!
 	wait_for_line rec.err "armed" 10 || { kill $rec; cat rec.err; fail "not armed"; }
 	"$GT" -r truth.txt
@@ -71,7 +74,8 @@ test_flight_recorder() {
 	first=$(ls fr.data.* | head -1)
 	second=$(ls fr.data.* | sed -n 2p)
 	per_tid_all "$first" >perf.tot
-	[ ! -s script.err ] || { cat script.err; fail "perf script warned"; }
+	[ ! -s script.err ] || grep -q "WARNING: this recording is incomplete" rec.err ||
+		{ cat script.err; fail "perf script warned"; }
 	check_threads truth.txt perf.tot 5
 	perf report -i "$first" --stdio --no-children 2>/dev/null >report.txt
 	grep -q gt_sleep_thread report.txt || fail "snapshot not symbolized"
