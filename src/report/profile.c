@@ -223,12 +223,18 @@ int profile__pick_event(const struct profile *p, const char *name)
 
 const char *profile__frame_name(const struct profile *p, uint32_t frame)
 {
+	if (frame >= p->nr_frames)
+		return "[no frames]"; /* a sample whose call chain was empty */
 	return strtab__get(&p->str, p->frames[frame].sym);
 }
 
 const char *profile__frame_dso(const struct profile *p, uint32_t frame)
 {
-	uint32_t d = p->frames[frame].dso;
+	uint32_t d;
+
+	if (frame >= p->nr_frames)
+		return "[unknown]";
+	d = p->frames[frame].dso;
 
 	if (d == UINT32_MAX || d >= p->nr_dsos)
 		return "[unknown]";

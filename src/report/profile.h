@@ -119,7 +119,7 @@ static inline uint64_t profile__value(const struct profile *p, uint32_t event, u
  */
 int profile__pick_event(const struct profile *p, const char *name);
 
-/* A frame's display name: "sym", or "sym [file:line]" style pieces are left to outputs. */
+/* A frame's function name and binary; UINT32_MAX (no frame) gives placeholders. */
 const char *profile__frame_name(const struct profile *p, uint32_t frame);
 const char *profile__frame_dso(const struct profile *p, uint32_t frame);
 

@@ -140,7 +140,7 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 			case SORT_PID: key.pid = r->pid; break;
 			case SORT_TID: key.tid = r->tid; break;
 			case SORT_DSO: key.dso = lf == UINT32_MAX ? UINT32_MAX : p->frames[lf].dso; break;
-			case SORT_SYM: key.sym = lf == UINT32_MAX ? 0 : p->frames[lf].sym; break;
+			case SORT_SYM: key.sym = lf == UINT32_MAX ? UINT32_MAX : p->frames[lf].sym; break;
 			}
 		}
 		v = hashmap__upsert(&idx, &key, sizeof(key), &created);
@@ -219,7 +219,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 					       strtab__get(&p->str, p->dsos[en->dso].short_name));
 					break;
 				case SORT_SYM:
-					fprintf(f, "  %s", strtab__get(&p->str, en->sym));
+					fprintf(f, "  %s", en->sym == UINT32_MAX ? "[no frames]" :
+						strtab__get(&p->str, en->sym));
 					break;
 				}
 			}
