@@ -194,6 +194,34 @@ static void test_folded(void)
 	profile__free(&p);
 }
 
+/* A sample whose call chain was empty (found by fuzz-session): every output copes. */
+static void test_empty_stack(void)
+{
+	struct text_opts t = { .keys = { SORT_COMM, SORT_DSO, SORT_SYM }, .nr_keys = 3, .top = 5 };
+	struct profile p;
+	uint32_t none[1] = { 0 }, r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	make_profile(&p);
+	r = profile__row(&p, 0, 10, 13, strtab__add(&p.str, "lonely"), profile__stack(&p, none, 0));
+	p.rows[r].period = 2000000000;
+	p.rows[r].count = 1;
+	p.events[0].period += 2000000000;
+	p.events[0].count++;
+	f = open_memstream(&buf, &len);
+	CHECK(text__write(&p, &t, f) == 0);
+	CHECK(folded__write(&p, 0, f) == 0);
+	CHECK(json__write(&p, f) == 0);
+	CHECK(svg__write(&p, 0, "t", f) == 0);
+	fclose(f);
+	CHECK(buf && strstr(buf, "[no frames]"));
+	CHECK(buf && strstr(buf, "\nlonely 2000000\n"));
+	free(buf);
+	profile__free(&p);
+}
+
 /* Minimal protobuf reading for the check: varint at *pos. */
 static uint64_t varint(const uint8_t *b, size_t len, size_t *pos)
 {
@@ -371,6 +399,7 @@ const struct unit_test report_tests[] = {
 	{ "report: symbolizer never opens fifos or devices", test_symbolizer_special_files },
 	{ "report: demangles c++ and rust", test_demangle },
 	{ "report: folded output", test_folded },
+	{ "report: a sample without frames in every output", test_empty_stack },
 	{ "report: pprof output read back", test_pprof },
 	{ 0 },
 };
