@@ -562,28 +562,34 @@ static int write_record_to(struct record *r, struct perf_writer *w,
 	return err ? err : perf_writer__write(w, h);
 }
 
-/* collect */
+/* collect: every source pushes into a batch; writer threads have their own */
+
+struct sink {
+	struct record *r;
+	struct batch *batch;
+	bool shared; /* other threads use the stack caches and maps: lock them */
+};
 
 static int push_sideband(const struct perf_event_header *h, void *arg)
 {
-	struct record *r = arg;
+	struct sink *k = arg;
 	struct perf_sample s = { 0 };
 
 	perf_sample_id__parse(SIDEBAND_SAMPLE_TYPE, h, &s);
-	return batch__push(&r->batch, h, s.time, SRC_SIDEBAND);
+	return batch__push(k->batch, h, s.time, SRC_SIDEBAND);
 }
 
 static int push_oncpu(const struct perf_event_header *h, void *arg)
 {
-	struct record *r = arg;
+	struct sink *k = arg;
 	struct perf_sample s = { 0 };
 	const char *why;
 
 	if (h->type == PERF_RECORD_SAMPLE)
-		perf_sample__parse(&r->oncpu_attr, h, &s, &why);
+		perf_sample__parse(&k->r->oncpu_attr, h, &s, &why);
 	else
-		perf_sample_id__parse(r->oncpu_attr.sample_type, h, &s);
-	return batch__push(&r->batch, h, s.time, SRC_ONCPU);
+		perf_sample_id__parse(k->r->oncpu_attr.sample_type, h, &s);
+	return batch__push(k->batch, h, s.time, SRC_ONCPU);
 }
 
 /*
@@ -635,13 +641,18 @@ static int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t 
 
 static int push_stream(const struct offcpu_event *e, void *arg)
 {
-	struct record *r = arg;
+	struct sink *k = arg;
 	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
-	int size = encode_offcpu(r, &e->key, e->time, e->period, e->cpu, buf, sizeof(buf));
+	int size;
 
+	if (k->shared)
+		pthread_mutex_lock(&k->r->lock);
+	size = encode_offcpu(k->r, &e->key, e->time, e->period, e->cpu, buf, sizeof(buf));
+	if (k->shared)
+		pthread_mutex_unlock(&k->r->lock);
 	if (size < 0)
 		return size;
-	return batch__push(&r->batch, (const void *)buf, e->time, SRC_OFFCPU);
+	return batch__push(k->batch, (const void *)buf, e->time, SRC_OFFCPU);
 }
 
 /* Count what is written, not what was read: a snapshot skips what it wrote before. */
@@ -672,12 +683,14 @@ static int flush_round(struct record *r)
 	long n;
 	int err = 0, kind;
 
+	struct sink k = { r, &r->batch, false };
+
 	batch__clear(&r->batch);
-	n = perf_rings__read(r->sb, push_sideband, r);
+	n = perf_rings__read(r->sb, push_sideband, &k);
 	if (n >= 0 && r->oncpu)
-		n = perf_rings__read(r->oncpu, push_oncpu, r);
+		n = perf_rings__read(r->oncpu, push_oncpu, &k);
 	if (n >= 0)
-		n = collector__consume(r->coll, push_stream, r);
+		n = collector__consume(r->coll, push_stream, &k);
 	if (n < 0)
 		return (int)n;
 	batch__sort(&r->batch);
@@ -1180,46 +1193,11 @@ struct writer_thread {
 	pthread_t th;
 	struct perf_writer *w;
 	struct batch batch;
+	struct sink sink; /* into this thread's batch */
 	struct intset yes, no; /* processes known to be followed, or not */
 	int err;
 	bool started, joined;
 };
-
-static int tpush_sideband(const struct perf_event_header *h, void *arg)
-{
-	struct writer_thread *t = arg;
-	struct perf_sample s = { 0 };
-
-	perf_sample_id__parse(SIDEBAND_SAMPLE_TYPE, h, &s);
-	return batch__push(&t->batch, h, s.time, SRC_SIDEBAND);
-}
-
-static int tpush_oncpu(const struct perf_event_header *h, void *arg)
-{
-	struct writer_thread *t = arg;
-	struct perf_sample s = { 0 };
-	const char *why;
-
-	if (h->type == PERF_RECORD_SAMPLE)
-		perf_sample__parse(&t->r->oncpu_attr, h, &s, &why);
-	else
-		perf_sample_id__parse(t->r->oncpu_attr.sample_type, h, &s);
-	return batch__push(&t->batch, h, s.time, SRC_ONCPU);
-}
-
-static int tpush_stream(const struct offcpu_event *e, void *arg)
-{
-	struct writer_thread *t = arg;
-	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
-	int size;
-
-	pthread_mutex_lock(&t->r->lock); /* the stack caches and maps are shared */
-	size = encode_offcpu(t->r, &e->key, e->time, e->period, e->cpu, buf, sizeof(buf));
-	pthread_mutex_unlock(&t->r->lock);
-	if (size < 0)
-		return size;
-	return batch__push(&t->batch, (const void *)buf, e->time, SRC_OFFCPU);
-}
 
 /*
  * Side-band is kept whole (what a FORK on another thread's cpu made
@@ -1259,11 +1237,11 @@ static int thread_round(struct writer_thread *t)
 
 	batch__clear(&t->batch);
 	for (i = t->idx; i < perf_rings__nr_fds(r->sb) && n >= 0; i += t->nr_threads)
-		n = perf_rings__read_one(r->sb, i, tpush_sideband, t);
+		n = perf_rings__read_one(r->sb, i, push_sideband, &t->sink);
 	for (i = t->idx; r->oncpu && i < perf_rings__nr_fds(r->oncpu) && n >= 0; i += t->nr_threads)
-		n = perf_rings__read_one(r->oncpu, i, tpush_oncpu, t);
+		n = perf_rings__read_one(r->oncpu, i, push_oncpu, &t->sink);
 	if (n >= 0 && t->idx == 0)
-		n = collector__consume(r->coll, tpush_stream, t);
+		n = collector__consume(r->coll, push_stream, &t->sink);
 	if (n < 0)
 		return (int)n;
 	batch__sort(&t->batch);
@@ -1329,6 +1307,7 @@ static int start_threads(struct record *r)
 		t->r = r;
 		t->idx = i;
 		t->nr_threads = n;
+		t->sink = (struct sink){ r, &t->batch, true };
 		fd = output__open_stream(&r->out, i);
 		if (fd < 0)
 			return fd;
@@ -1398,14 +1377,14 @@ static void free_threads(struct record *r)
 
 static int push_bpf_output(const struct perf_event_header *h, void *arg)
 {
-	struct record *r = arg;
+	struct sink *k = arg;
 	struct perf_sample s;
 	const char *why;
 
-	if (h->type != PERF_RECORD_SAMPLE || perf_sample__parse(&r->bpf_out_attr, h, &s, &why) ||
+	if (h->type != PERF_RECORD_SAMPLE || perf_sample__parse(&k->r->bpf_out_attr, h, &s, &why) ||
 	    s.raw_size < sizeof(struct offcpu_event))
 		return 0;
-	return push_stream(s.raw, r);
+	return push_stream(s.raw, k);
 }
 
 static int open_bpf_output(struct record *r, struct collector_opts *co)
@@ -1449,17 +1428,18 @@ static int open_bpf_output(struct record *r, struct collector_opts *co)
  */
 static int snapshot(struct record *r)
 {
+	struct sink k = { r, &r->batch, false };
 	uint64_t newest = r->snap_last;
 	size_t i;
 	long n;
 	int err, kind;
 
 	batch__clear(&r->batch);
-	n = perf_rings__snapshot(r->sb, push_sideband, r);
+	n = perf_rings__snapshot(r->sb, push_sideband, &k);
 	if (n >= 0 && r->oncpu)
-		n = perf_rings__snapshot(r->oncpu, push_oncpu, r);
+		n = perf_rings__snapshot(r->oncpu, push_oncpu, &k);
 	if (n >= 0)
-		n = perf_rings__snapshot(r->bpf_out, push_bpf_output, r);
+		n = perf_rings__snapshot(r->bpf_out, push_bpf_output, &k);
 	if (n < 0)
 		return (int)n;
 	batch__sort(&r->batch);
