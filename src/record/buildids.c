@@ -4,11 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <gelf.h>
-#include <libelf.h>
 #include "buildids.h"
 #include "../perfdata/writer.h"
 #include "../util/util.h"
+#include "../util/elf.h"
 
 struct mapping {
 	int pid;
@@ -199,49 +198,6 @@ void maptab__clear_marks(struct maptab *t)
 		t->files[i].marked = 0;
 }
 
-int elf_build_id(const char *path, uint8_t *id, size_t cap)
-{
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-	int fd, ret = 0;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		close(fd);
-		return -EINVAL;
-	}
-	while (!ret && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		while ((off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)data->d_buf + noff, "GNU", 4)) {
-				size_t n = nh.n_descsz < cap ? nh.n_descsz : cap;
-
-				memcpy(id, (char *)data->d_buf + doff, n);
-				ret = (int)n;
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	return ret;
-}
-
 int maptab__write_build_ids(struct maptab *t, struct perf_writer *w)
 {
 	uint8_t id[20];
@@ -251,7 +207,7 @@ int maptab__write_build_ids(struct maptab *t, struct perf_writer *w)
 	for (i = 0; i < t->nr_files; i++) {
 		if (!t->files[i].marked)
 			continue;
-		len = elf_build_id(t->files[i].name, id, sizeof(id));
+		len = elf_build_id_path(t->files[i].name, id, sizeof(id));
 		if (len <= 0) {
 			pr_debug("no build id for %s", t->files[i].name);
 			continue;

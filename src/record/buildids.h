@@ -25,7 +25,4 @@ void maptab__clear_marks(struct maptab *t);
 int maptab__write_build_ids(struct maptab *t, struct perf_writer *w);
 void maptab__free(struct maptab *t);
 
-/* Read the GNU build id of ELF file @path. Returns its length, 0 if none, or -errno. */
-int elf_build_id(const char *path, uint8_t *id, size_t cap);
-
 #endif

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <gelf.h>
+#include "elf.h"
+
+size_t elf_build_id(Elf *elf, uint8_t *out, size_t cap)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t off = 0, next, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz) {
+				size_t n = nh.n_descsz > cap ? cap : nh.n_descsz;
+
+				memcpy(out, (char *)data->d_buf + desc_off, n);
+				return n;
+			}
+			off = next;
+		}
+	}
+	return 0;
+}
+
+int elf_build_id_path(const char *path, uint8_t *out, size_t cap)
+{
+	Elf *elf;
+	int fd, ret;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		close(fd);
+		return -EINVAL;
+	}
+	ret = (int)elf_build_id(elf, out, cap);
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
