@@ -77,7 +77,18 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } perf_events SEC(".maps");
 
-/* Per-task state, keyed by thread id; entries go when their task exits. */
+/*
+ * Per-task state. tp_btf: task storage, whose lookup for a task without
+ * state (most tasks, most switches) is a pointer test. raw_tp has no trusted
+ * task pointer: a hash keyed by thread id, emptied when tasks exit.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_task);
+} task_store SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
@@ -227,14 +238,13 @@ static __always_inline __u64 kernel_stack(struct task_struct *next)
 		return 0;
 	}
 	n /= sizeof(__u64);
-	for (i = 0; i < OFFCPU_MAX_STACK_DEPTH; i++) {
-		if (i >= n) {
-			buf[i] = 0; /* the map value is the whole array: zero the rest */
-			continue;
-		}
+	for (i = 0; i < OFFCPU_MAX_STACK_DEPTH && i < n; i++) {
 		h ^= buf[i];
 		h *= 0x100000001b3ULL;
 	}
+	/* user space reads frames up to the first zero; what follows is not read */
+	if (n >= 0 && n < OFFCPU_MAX_STACK_DEPTH)
+		buf[n] = 0;
 	h ^= h >> 29;
 	if (!h)
 		h = 1;
@@ -260,8 +270,9 @@ static __always_inline void add_summed(struct offcpu_key *key, __u64 delta)
 			return;
 		}
 	}
-	__sync_fetch_and_add(&val->total_ns, delta);
-	__sync_fetch_and_add(&val->count, 1);
+	/* A key's blocks come from one thread, one after another: no atomics. */
+	val->total_ns += delta;
+	val->count++;
 	val->last_cpu = bpf_get_smp_processor_id();
 }
 
@@ -322,11 +333,15 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 }
 
 /* The state of @prev, created on its first recorded block. */
-static __always_inline struct offcpu_task *task_of(struct task_struct *prev)
+static __always_inline struct offcpu_task *task_of(struct task_struct *prev, bool btf)
 {
-	__u32 pid = BPF_CORE_READ(prev, pid);
-	struct offcpu_task *t = bpf_map_lookup_elem(&tasks, &pid), init = {};
+	__u32 pid;
+	struct offcpu_task *t, init = {};
 
+	if (btf)
+		return bpf_task_storage_get(&task_store, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	pid = BPF_CORE_READ(prev, pid);
+	t = bpf_map_lookup_elem(&tasks, &pid);
 	if (t)
 		return t;
 	init.start_time = BPF_CORE_READ(prev, start_time);
@@ -334,30 +349,47 @@ static __always_inline struct offcpu_task *task_of(struct task_struct *prev)
 	return bpf_map_lookup_elem(&tasks, &pid);
 }
 
-static __always_inline void on_switch_common(void *ctx, bool preempt, struct task_struct *prev,
-					     struct task_struct *next, bool btf)
+/* The state of @next, if it has any and a block is open. */
+static __always_inline struct offcpu_task *open_block(struct task_struct *next, bool btf)
 {
-	__u64 now = bpf_ktime_get_ns();
 	struct offcpu_task *t;
-	__u32 state, pid;
+	__u32 pid;
 
-	if (wanted(ctx, prev, preempt, &state)) {
-		t = task_of(prev);
-		if (t)
-			switch_out(ctx, t, state, now);
-		else
-			count(OFFCPU_CNT_NO_STORAGE);
+	if (btf) {
+		t = bpf_task_storage_get(&task_store, next, 0, 0);
+		return t && t->ts ? t : NULL;
 	}
 	pid = BPF_CORE_READ(next, pid);
 	t = bpf_map_lookup_elem(&tasks, &pid);
 	if (!t || !t->ts)
-		return;
+		return NULL;
 	if (t->start_time != BPF_CORE_READ(next, start_time)) {
 		t->ts = 0; /* left by an earlier task with this id */
 		t->start_time = BPF_CORE_READ(next, start_time);
-		return;
+		return NULL;
 	}
-	switch_in(ctx, next, t, now, btf);
+	return t;
+}
+
+static __always_inline void on_switch_common(void *ctx, bool preempt, struct task_struct *prev,
+					     struct task_struct *next, bool btf)
+{
+	struct offcpu_task *t;
+	__u64 now = 0; /* read the clock only for a switch that needs it */
+	__u32 state;
+
+	if (wanted(ctx, prev, preempt, &state)) {
+		t = task_of(prev, btf);
+		if (t) {
+			now = bpf_ktime_get_ns();
+			switch_out(ctx, t, state, now);
+		} else {
+			count(OFFCPU_CNT_NO_STORAGE);
+		}
+	}
+	t = open_block(next, btf);
+	if (t)
+		switch_in(ctx, next, t, now ?: bpf_ktime_get_ns(), btf);
 }
 
 SEC("tp_btf/sched_switch")
@@ -379,13 +411,6 @@ static __always_inline void forget(struct task_struct *p)
 	__u32 pid = BPF_CORE_READ(p, pid);
 
 	bpf_map_delete_elem(&tasks, &pid);
-}
-
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *p)
-{
-	forget(p);
-	return 0;
 }
 
 SEC("?raw_tp/sched_process_exit")

@@ -107,12 +107,13 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	bpf_program__set_autoload(skel->progs.on_fork, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_switch_raw, raw_tp);
 	bpf_program__set_autoload(skel->progs.on_fork_raw, raw_tp);
-	bpf_program__set_autoload(skel->progs.on_exit, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_exit_raw, raw_tp);
 	bpf_program__set_autoload(skel->progs.on_exec, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_exec_raw, raw_tp);
 	if (o->transport == OFFCPU_TRANSPORT_RINGBUF)
 		bpf_map__set_max_entries(skel->maps.perf_events, 1);
+	if (!raw_tp)
+		bpf_map__set_max_entries(skel->maps.tasks, 1); /* task storage instead */
 	if (!o->follow_forks) {
 		bpf_program__set_autoload(skel->progs.on_fork, false);
 		bpf_program__set_autoload(skel->progs.on_fork_raw, false);
