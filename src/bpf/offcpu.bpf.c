@@ -44,18 +44,22 @@ struct {
 	__uint(max_entries, 16384);
 } stacks SEC(".maps");
 
+typedef __u64 kstack_t[OFFCPU_MAX_STACK_DEPTH];
+typedef __u64 kstack_scratch_t[OFFCPU_MAX_STACK_DEPTH + 1];
+
 /* Kernel stacks, keyed by a hash of their frames (taken at switch-in). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u64);
-	__uint(value_size, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64));
+	__type(value, kstack_t);
 	__uint(max_entries, 16384);
 } kstacks SEC(".maps");
 
+/* One frame more than a stack holds: room for the zero after the last frame. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__uint(value_size, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64));
+	__type(value, kstack_scratch_t);
 	__uint(max_entries, 1);
 } kstack_scratch SEC(".maps");
 
@@ -242,9 +246,9 @@ static __always_inline __u64 kernel_stack(struct task_struct *next)
 		h ^= buf[i];
 		h *= 0x100000001b3ULL;
 	}
-	/* user space reads frames up to the first zero; what follows is not read */
-	if (n >= 0 && n < OFFCPU_MAX_STACK_DEPTH)
-		buf[n] = 0;
+	/* user space reads frames up to the first zero; what follows is not read
+	 * (n <= 127, so n & 127 is n, and the verifier sees it in bounds) */
+	buf[n & OFFCPU_MAX_STACK_DEPTH] = 0;
 	h ^= h >> 29;
 	if (!h)
 		h = 1;

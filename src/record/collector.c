@@ -219,8 +219,10 @@ struct collector *collector__open(const struct collector_opts *o)
 			break;
 		offcpu_bpf__destroy(c->skel);
 		c->skel = NULL;
-		if (c->raw_tp && o->kernel_stacks) {
-			pr_err("kernel stacks need tp_btf/sched_switch, which did not load");
+		if (o->kernel_stacks) {
+			/* the raw_tp fallback cannot read kernel stacks: never drop them silently */
+			pr_err("kernel stacks need tp_btf/sched_switch, which did not load: %s%s",
+			       strerror(-err), log_verbosity ? "" : " (run with -v for the verifier log)");
 			goto fail;
 		}
 		if (c->raw_tp || err == -EPERM) {

@@ -19,6 +19,17 @@ test_groundtruth_totals() {
 		grep -q "distinct stacks" rec.err && grep -q "wrote gt.data" rec.err || fail "summary incomplete"
 }
 
+# the collector attaches with tp_btf on this kernel (raw_tp is only a fallback:
+# a program the verifier rejects must not go unnoticed behind it)
+test_attaches_with_tp_btf() {
+	local stacks
+	for stacks in user both; do
+		"$OFFCPU" record -v -q --stacks $stacks -o t.data -- true 2>rec.err || { cat rec.err; fail "record failed"; }
+		grep -q "attached with tp_btf" rec.err || { cat rec.err; fail "--stacks $stacks did not attach with tp_btf"; }
+		! grep -q "Retrying without BTF" rec.err || fail "libbpf could not use a map's BTF"
+	done
+}
+
 # perf report shows the event by name with symbolized user call chains
 test_perf_report_symbols() {
 	"$OFFCPU" record -q -o gt.data -- "$GT" -r truth.txt || fail "record failed"
