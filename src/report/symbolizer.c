@@ -15,6 +15,7 @@
 #include "symbolizer.h"
 #undef ARRAY_SIZE
 #include "../util/util.h"
+#include "../util/elf.h"
 
 struct sym {
 	uint64_t addr, size;
@@ -152,36 +153,6 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path, const ui
 	d->next = s->dsos;
 	s->dsos = d;
 	return d;
-}
-
-/* The GNU build id note of @elf; returns its length (0: none). */
-static size_t elf_build_id(Elf *elf, uint8_t *out)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t off = 0, next, name_off, desc_off;
-		GElf_Nhdr nh;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz) {
-				size_t n = nh.n_descsz > 20 ? 20 : nh.n_descsz;
-
-				memcpy(out, (char *)data->d_buf + desc_off, n);
-				return n;
-			}
-			off = next;
-		}
-	}
-	return 0;
 }
 
 static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *out)
@@ -392,7 +363,7 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 	else if (d->path[0] && d->path[0] != '[' && strncmp(d->path, "//", 2))
 		d->elf = open_elf(d->path, &d->fd); /* not [heap], //anon, ... */
 	if (d->elf)
-		id_len = elf_build_id(d->elf, id);
+		id_len = elf_build_id(d->elf, id, sizeof(id));
 	if (d->elf && d->build_id_len && id_len &&
 	    (id_len != d->build_id_len || memcmp(id, d->build_id, id_len))) {
 		hex(d->build_id, d->build_id_len, a);
