@@ -623,6 +623,13 @@ static int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t 
 		s.nr_ips += nk;
 		s.ip = kips[0];
 	}
+	/* A frame-pointer walk through code without frame pointers (Debian's
+	 * libc) can run into data: stop at the first word that cannot be a user
+	 * address (above 2^56, the top of 5-level user space, or in page 0). */
+	for (i = 0; i < nu; i++)
+		if (uips[i] < 4096 || uips[i] >= (1ULL << 56))
+			break;
+	nu = i;
 	if (nu) {
 		chain[s.nr_ips++] = PERF_CONTEXT_USER;
 		memcpy(&chain[s.nr_ips], uips, nu * sizeof(*uips));
