@@ -682,6 +682,23 @@ static void account(struct record *r, const struct perf_event_header *h, int kin
 	intset__add(&r->st.threads, (int)s.tid);
 }
 
+/* Write one record of a sorted batch unless the filters drop it: 1 written, 0 dropped, -errno. */
+static int write_batched(struct record *r, const struct perf_event_header *h, int kind,
+			 uint64_t time)
+{
+	int err;
+
+	if (kind == SRC_SIDEBAND && !keep_sideband(r, h))
+		return 0;
+	if (kind == SRC_ONCPU && !keep_oncpu(r, h))
+		return 0;
+	if (h->type == PERF_RECORD_SAMPLE)
+		perf_writer__note_time(r->w, time);
+	account(r, h, kind);
+	err = write_record(r, h);
+	return err ? err : 1;
+}
+
 /* Drain every source, then write in time order as one perf round. */
 static int flush_round(struct record *r)
 {
@@ -704,15 +721,9 @@ static int flush_round(struct record *r)
 	for (i = 0; i < r->batch.nr && !err; i++) {
 		const struct perf_event_header *h = batch__get(&r->batch, i, &kind);
 
-		if (kind == SRC_SIDEBAND && !keep_sideband(r, h))
-			continue;
-		if (kind == SRC_ONCPU && !keep_oncpu(r, h))
-			continue;
-		if (h->type == PERF_RECORD_SAMPLE)
-			perf_writer__note_time(r->w, r->batch.refs[i].time);
-		account(r, h, kind);
-		err = write_record(r, h);
-		written++;
+		err = write_batched(r, h, kind, r->batch.refs[i].time);
+		written += err > 0;
+		err = err < 0 ? err : 0;
 	}
 	if (!err && written)
 		err = perf_writer__write(r->w, &round);
@@ -1457,16 +1468,10 @@ static int snapshot(struct record *r)
 
 		if (t <= r->snap_last && t != 0)
 			continue; /* already in an earlier snapshot */
-		if (kind == SRC_SIDEBAND && !keep_sideband(r, h))
-			continue;
-		if (kind == SRC_ONCPU && !keep_oncpu(r, h))
-			continue;
-		if (h->type == PERF_RECORD_SAMPLE)
-			perf_writer__note_time(r->w, t);
-		account(r, h, kind);
-		if (t > newest)
+		err = write_batched(r, h, kind, t);
+		if (err > 0 && t > newest)
 			newest = t;
-		err = write_record(r, h);
+		err = err < 0 ? err : 0;
 	}
 	err = err ?: synthesize(r);
 	err = err ?: end_file(r);
