@@ -62,13 +62,13 @@ cgroup2_root() {
 	awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts
 }
 
-# record_gt ARGS...: offcpu record ARGS with its summary in rec.err. When the
+# record_truth ARGS...: offcpu record ARGS with its summary in rec.err. When the
 # recorder reports that it lost time (a rare, counted kernel-side miss; see
 # README, Known limits), the recording cannot be held to the ground truth: it
 # is made again, up to three times. A silent loss still fails the test.
 # LOSS_PATTERN (grep -E) names the losses that call for a retry; by default
 # those that take time away (a block kept without its stack keeps its time).
-record_gt() {
+record_truth() {
 	local try pattern="${LOSS_PATTERN:-blocks lost|blocks missed|context switches not seen}"
 	for try in 1 2 3; do
 		# stdout (-o -) of a recording that is made again must not pile up

@@ -115,7 +115,7 @@ test_output_option_errors() {
 # --threads: perf's directory format, written by several threads; perf 6.1 and
 # offcpu report give the same totals as a single file
 test_threads_directory() {
-	record_gt --threads=2 --off-cpu-thresh 0 -F 499 -o dir.data -- "$GT" -r truth.txt
+	record_truth --threads=2 --off-cpu-thresh 0 -F 499 -o dir.data -- "$GT" -r truth.txt
 	cat rec.err
 	[ -d dir.data ] && [ -f dir.data/data ] && [ -f dir.data/data.0 ] && [ -f dir.data/data.1 ] ||
 		{ ls -laR; fail "not a perf directory"; }

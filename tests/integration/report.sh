@@ -6,7 +6,7 @@
 GT_FUNCS="gt_sleep_thread gt_pipe_thread gt_poll_thread gt_feed_thread gt_signal_thread"
 
 record_gt() {
-	"$OFFCPU" record -q -o gt.data -- "$GT" -r truth.txt || fail "record failed"
+	record_truth -o gt.data -- "$GT" -r truth.txt
 	[ -s truth.txt ] || fail "no ground truth"
 }
 
@@ -251,7 +251,7 @@ test_report_pipe_and_filters() {
 # --lines: source file and line through libdw; build id mismatch reported
 test_report_lines_and_build_id() {
 	cp "$GT" ./gtcopy
-	"$OFFCPU" record -q -o gt.data -- ./gtcopy -r truth.txt || fail "record failed"
+	record_truth -o gt.data -- ./gtcopy -r truth.txt
 	"$OFFCPU" report -i gt.data --lines --json >lines.json || fail "--lines failed"
 	grep -q '"sym": "gt_sleep_thread", "dso": "gtcopy", "file": "[^"]*groundtruth.c", "line": [1-9]' lines.json ||
 		{ grep -m3 gt_sleep lines.json; fail "no source line for gt_sleep_thread"; }
@@ -338,7 +338,7 @@ test_report_fuzz() {
 # offcpu's own pipe output with kernel stacks and on-CPU samples: off-CPU
 # totals still match, kernel frames are named, cpu-clock is counted in samples
 test_report_offcpu_pipe_kernel_stacks() {
-	"$OFFCPU" record -q -o - --stacks both -F 999 -- "$GT" -r truth.txt 2>rec.err >gt.pipe || { cat rec.err; fail "record failed"; }
+	record_truth -o - --stacks both -F 999 -- "$GT" -r truth.txt >gt.pipe
 	"$OFFCPU" report -i - --folded -e offcpu-time <gt.pipe >gt.folded || fail "report of pipe input failed"
 	folded_per_comm gt.folded >comm.tot
 	while read -r comm tid ns calls; do
@@ -424,7 +424,7 @@ test_report_debuglink() {
 	objcopy --only-keep-debug gtstripped gtstripped.debug || fail "objcopy failed"
 	strip --strip-all gtstripped && objcopy --add-gnu-debuglink=gtstripped.debug gtstripped || fail "strip failed"
 	readelf -S gtstripped | grep -q '\.symtab' && fail "strip left .symtab"
-	"$OFFCPU" record -q -o s.data -- ./gtstripped -r truth.txt || fail "record failed"
+	record_truth -o s.data -- ./gtstripped -r truth.txt
 	"$OFFCPU" report -i s.data --folded >with.folded || fail "report failed"
 	for fn in $GT_FUNCS; do
 		grep -q ";$fn;" with.folded || { cat with.folded; fail "$fn not found through .gnu_debuglink"; }

@@ -5,7 +5,7 @@
 # --off-cpu-thresh 200: the four 250 ms sleeps are four samples ~250 ms apart,
 # the 150 ms pipe waits are summed into one
 test_thresh_streams_long_blocks() {
-	record_gt -o t.data --off-cpu-thresh 200 -- "$GT" -r truth.txt
+	record_truth -o t.data --off-cpu-thresh 200 -- "$GT" -r truth.txt
 	cat rec.err
 	perf script -i t.data -F comm,tid,time,period 2>err.txt >script.txt
 	[ ! -s err.txt ] || { cat err.txt; fail "perf script warned"; }
@@ -29,7 +29,7 @@ test_thresh_streams_long_blocks() {
 
 # --off-cpu-thresh 0: every block its own sample; totals still right
 test_thresh_zero_totals() {
-	record_gt -o z.data --off-cpu-thresh 0 -- "$GT" -r truth.txt
+	record_truth -o z.data --off-cpu-thresh 0 -- "$GT" -r truth.txt
 	# four samples of about 250 ms (a thread may also block briefly at its start)
 	n=$(perf script -i z.data -F comm,period 2>/dev/null | awk '/gt-sleep/ && $2 > 240000000' | wc -l)
 	[ "$n" -eq 4 ] || fail "gt-sleep: $n samples of 250 ms, expected 4"
@@ -43,7 +43,7 @@ test_thresh_zero_totals() {
 
 # --stacks both: kernel frames of the blocking paths, none of BPF's or the scheduler's
 test_kernel_stacks() {
-	record_gt -o k.data --stacks both -- "$GT" -r truth.txt
+	record_truth -o k.data --stacks both -- "$GT" -r truth.txt
 	perf report -i k.data --stdio --no-children >report.txt 2>err.txt || fail "perf report failed"
 	grep -q '\[k\]' report.txt || fail "no kernel symbols"
 	grep -Eq 'do_nanosleep|hrtimer_nanosleep' report.txt || fail "no nanosleep kernel frame"
@@ -78,7 +78,7 @@ test_oncpu_sampling() {
 
 # -o -: perf report -i - and perf script -i - read the pipe; same totals as file mode
 test_pipe_mode() {
-	record_gt -o - -- "$GT" -r truth.txt >p1.data
+	record_truth -o - -- "$GT" -r truth.txt >p1.data
 	perf script -i - -F tid,period <p1.data 2>err.txt |
 		awk 'NF == 2 { s[$1] += $2 } END { for (t in s) print t, s[t] }' >perf.tot
 	[ ! -s err.txt ] || { cat err.txt; fail "perf script -i - warned"; }
@@ -88,11 +88,11 @@ test_pipe_mode() {
 	grep -q "of event 'offcpu-time'" report.txt || fail "event not named in pipe mode"
 	grep -q gt_sleep_thread report.txt || fail "not symbolized in pipe mode"
 	grep -Eq 'pipe_read' report.txt || fail "kernel frames not named in pipe mode"
-	record_gt -o - -- "$GT" -r truth3.txt >pipe.data
+	record_truth -o - -- "$GT" -r truth3.txt >pipe.data
 	per_tid_offcpu pipe.data >own.tot
 	check_threads truth3.txt own.tot 5
 	# the same recording in file mode gives the same totals
-	record_gt -o file.data -- "$GT" -r truth4.txt
+	record_truth -o file.data -- "$GT" -r truth4.txt
 	per_tid_perf file.data >file.tot
 	check_threads truth4.txt file.tot 5
 	# a reader that goes away: a clear error, not a hang
@@ -132,7 +132,7 @@ test_overflow_losses() {
 
 # the perf buffer transport measures the same
 test_perfbuf_transport() {
-	record_gt -o pb.data --transport perfbuf --off-cpu-thresh 0 -- "$GT" -r truth.txt
+	record_truth -o pb.data --transport perfbuf --off-cpu-thresh 0 -- "$GT" -r truth.txt
 	n=$(perf script -i pb.data -F comm,period 2>/dev/null | awk '/gt-sleep/ && $2 > 240000000' | wc -l)
 	[ "$n" -eq 4 ] || fail "gt-sleep: $n samples of 250 ms, expected 4"
 	per_tid_perf pb.data >perf.tot
