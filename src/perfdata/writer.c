@@ -180,11 +180,6 @@ void perf_writer__time_range(const struct perf_writer *w, uint64_t *first, uint6
 	*last = w->last_time;
 }
 
-bool perf_writer__is_pipe(const struct perf_writer *w)
-{
-	return w->pipe;
-}
-
 /* Pipe mode: metadata travels as records, in the data stream. */
 static int pipe_feature(struct perf_writer *w, int feat, const void *data, size_t size)
 {

@@ -38,7 +38,6 @@ struct perf_writer *perf_writer__new(int fd);
  * they are declared, so declare events before any record that uses them.
  */
 struct perf_writer *perf_writer__new_pipe(int fd);
-bool perf_writer__is_pipe(const struct perf_writer *w);
 /* A headerless record stream: the data.N files of the directory format. */
 struct perf_writer *perf_writer__new_stream(int fd);
 /* The SAMPLE_TIME range noted so far (UINT64_MAX, 0 when empty). */

@@ -26,7 +26,6 @@ struct collector {
 	int (*event_fn)(const struct offcpu_event *e, void *arg);
 	void *event_arg;
 	int event_err;
-	uint64_t pb_lost;
 	struct hashmap stack_idx; /* (kind, id) -> index into stacks */
 	struct cached_stack **stacks;
 	size_t nr_stacks, cap_stacks;
@@ -167,13 +166,6 @@ static void on_perfbuf(void *ctx, int cpu, void *data, __u32 size)
 	c->event_err = c->event_fn(data, c->event_arg);
 }
 
-static void on_perfbuf_lost(void *ctx, int cpu, __u64 lost)
-{
-	struct collector *c = ctx;
-
-	c->pb_lost += lost;
-}
-
 static int open_output(struct collector *c, const struct collector_opts *o)
 {
 	if (o->output_fds) {
@@ -194,7 +186,7 @@ static int open_output(struct collector *c, const struct collector_opts *o)
 	}
 	c->pb = perf_buffer__new(bpf_map__fd(c->skel->maps.perf_events),
 				 (size_t)(o->buffer_bytes / (uint64_t)sysconf(_SC_PAGESIZE)),
-				 on_perfbuf, on_perfbuf_lost, c, NULL);
+				 on_perfbuf, NULL, c, NULL); /* a full buffer fails the BPF side's output: counted there */
 	return c->pb ? 0 : -errno;
 }
 
@@ -305,11 +297,6 @@ long collector__consume(struct collector *c, int (*fn)(const struct offcpu_event
 	if (c->event_err)
 		return c->event_err;
 	return n < 0 ? n : (c->rb ? n : 0);
-}
-
-uint64_t collector__buffer_lost(const struct collector *c)
-{
-	return c->pb_lost;
 }
 
 long collector__drain(struct collector *c,

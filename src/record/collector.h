@@ -50,8 +50,6 @@ int collector__events_fd(const struct collector *c);
 /* Hand every streamed block to @fn. Returns blocks consumed or -errno. */
 long collector__consume(struct collector *c, int (*fn)(const struct offcpu_event *e, void *arg),
 			void *arg);
-/* Records the perf buffer lost (the kernel could not write them). */
-uint64_t collector__buffer_lost(const struct collector *c);
 
 /* Take every summed entry out of the map and call @fn. Returns entries or -errno. */
 long collector__drain(struct collector *c,
