@@ -9,7 +9,7 @@ PACKAGES=(
 	# report tests: the real clients of its outputs, and the fuzzer runtime
 	golang-go chromium libclang-rt-14-dev libc6-dbg
 	# tests and demo: the reference reader, and small tools the tests call
-	linux-perf util-linux procps coreutils gawk
+	linux-perf util-linux procps coreutils gawk python3
 )
 
 missing=()
