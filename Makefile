@@ -56,6 +56,10 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h src/*/*.h) | $(BUILD)/offcpu.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# The collector embeds the BPF object through its skeleton: a changed BPF
+# program must rebuild it, not only a missing skeleton.
+$(BUILD)/obj/record/collector.o: $(BUILD)/offcpu.skel.h
+
 $(BUILD)/offcpu: $(APP_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
 
