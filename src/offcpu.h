@@ -30,14 +30,19 @@ enum offcpu_state {
 #define OFFCPU_STATE_MASK(s) (1u << (s))
 #define OFFCPU_DEFAULT_STATES (OFFCPU_STATE_MASK(OFFCPU_STATE_S) | OFFCPU_STATE_MASK(OFFCPU_STATE_D))
 
-/* Key of the summed-blocks hash map: one entry per distinct blocked context. */
+/*
+ * Key of the summed-blocks hash map: one entry per distinct blocked context.
+ * Stacks are keys of the user and kernel stack maps: a hash of their frames,
+ * checked frame by frame when a stack is stored, so two stacks never share one.
+ */
 struct offcpu_key {
 	__u32 pid; /* thread id */
 	__u32 tgid; /* process id */
-	__s32 user_stack_id; /* id in the stack map; -1 when not walked or failed */
-	__u32 state; /* enum offcpu_state */
-	__u64 kern_stack; /* key in the kernel stack map (a hash of it); 0: none */
+	__u64 user_stack; /* key in the user stack map; 0: none */
+	__u64 kern_stack; /* key in the kernel stack map; 0: none */
 	__u64 cgroup_id; /* 0 unless cgroups are recorded */
+	__u32 state; /* enum offcpu_state */
+	__u32 pad;
 };
 
 /* A block at or above the threshold, sent to user space as it ends. */
@@ -57,16 +62,16 @@ struct offcpu_val {
 };
 
 /*
- * Per-task state between switch-out and switch-in, in a hash keyed by thread
- * id. (BPF task storage was measured to miss switch-ins now and then: its
- * lookups can fail while another task holds the storage lock.)
+ * Per-task state between switch-out and switch-in: task storage on tp_btf,
+ * a hash keyed by thread id on the raw_tp fallback.
  */
 struct offcpu_task {
 	__u64 ts; /* switch-out time (CLOCK_MONOTONIC ns), 0 when not tracked */
 	__u64 cgroup_id;
 	__u64 start_time; /* the task's start time: a reused thread id is another task */
-	__s32 user_stack_id;
+	__u64 user_stack;
 	__u32 state;
+	__u32 pad;
 };
 
 /* How blocks at or above the threshold reach user space. */
@@ -86,6 +91,10 @@ enum offcpu_counter {
 	OFFCPU_CNT_UNPAIRED, /* blocks lost: a thread blocked again before its switch-in was seen */
 	OFFCPU_CNT_STREAMED, /* blocks sent to user space one by one */
 	OFFCPU_CNT_OUTPUT_FULL, /* long blocks summed instead: output buffer full */
+	OFFCPU_CNT_VERIFIED, /* --verify-stacks: stacks compared with the kernel's helpers */
+	OFFCPU_CNT_VERIFY_USER_BAD, /* --verify-stacks: user stacks that differed */
+	OFFCPU_CNT_VERIFY_KERNEL_BAD, /* --verify-stacks: kernel stacks that differed */
+	OFFCPU_CNT_USER_HELPER, /* user stacks the kernel's helper walked (not offcpu's walk) */
 	OFFCPU_CNT_NR,
 };
 

@@ -4,7 +4,11 @@
  * and with which stack it left; at its switch-in add the blocked time to a
  * hash keyed by (thread, process, stack, state, cgroup).
  *
- * Filters run before the stack walk: the walk is what costs.
+ * Filters run before the stack walk: the walk is what costs. On tp_btf the
+ * task fields are plain loads and the user stack is walked here, by frame
+ * pointers, exactly as the kernel's perf callchain code walks it but without
+ * its per-frame function calls (see user_walk()); raw_tp has neither typed
+ * pointers nor task registers and uses the kernel's helpers.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -12,7 +16,11 @@
 #include <bpf/bpf_core_read.h>
 #include "../offcpu.h"
 
+
 #define PF_KTHREAD 0x00200000
+#define PF_IO_WORKER 0x00000010
+#define PF_USER_WORKER 0x00004000
+#define USER64_CS 0x33 /* __USER_CS: a 64-bit task's user code segment */
 #define TASK_INTERRUPTIBLE 0x1
 #define TASK_UNINTERRUPTIBLE 0x2
 #define TASK_STOPPED_OR_TRACED (0x4 | 0x8)
@@ -34,34 +42,43 @@ const volatile bool has_prev_state = false;
 const volatile __u64 thresh_ns = ~0ULL; /* blocks this long or longer are streamed */
 const volatile __u32 transport = OFFCPU_TRANSPORT_RINGBUF;
 const volatile __u64 wakeup_bytes = 0; /* ring buffer fill that wakes user space */
+/* vm.mmap_min_addr: nothing is mapped below it, so a frame pointer there ends
+ * the walk as a failed read would, without the cost of a page fault */
+const volatile __u64 user_min_addr = 0;
+/* --verify-stacks: also run the kernel's helpers and count every difference */
+const volatile bool verify_stacks = false;
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384);
-} stacks SEC(".maps");
+typedef __u64 frames_t[OFFCPU_MAX_STACK_DEPTH];
+typedef __u64 scratch_t[OFFCPU_MAX_STACK_DEPTH + 1];
 
-typedef __u64 kstack_t[OFFCPU_MAX_STACK_DEPTH];
-typedef __u64 kstack_scratch_t[OFFCPU_MAX_STACK_DEPTH + 1];
-
-/* Kernel stacks, keyed by a hash of their frames (taken at switch-in). */
+/*
+ * Stacks, keyed by a hash of their frames: user stacks taken at switch-out,
+ * kernel stacks at switch-in. Frames end at the first zero.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u64);
-	__type(value, kstack_t);
+	__type(value, frames_t);
+	__uint(max_entries, 16384);
+} ustacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, frames_t);
 	__uint(max_entries, 16384);
 } kstacks SEC(".maps");
 
-/* One frame more than a stack holds: room for the zero after the last frame. */
+/* A stack being built: one frame more than a stack holds, for the zero after
+ * the last frame. [1] holds the kernel helper's result under --verify-stacks. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, kstack_scratch_t);
-	__uint(max_entries, 1);
-} kstack_scratch SEC(".maps");
+	__type(value, scratch_t);
+	__uint(max_entries, 2);
+} scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -139,6 +156,10 @@ struct task_struct___old {
 	long state;
 } __attribute__((preserve_access_index));
 
+/* A task field: a plain load through a typed pointer on tp_btf (about 2 ns
+ * here), a probe read on raw_tp (about 35 ns: a helper call). */
+#define TASK_FIELD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
+
 static __always_inline void count(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
@@ -168,12 +189,13 @@ static __always_inline __u32 classify(bool preempt, long st)
 }
 
 /* Decide whether @prev's block is recorded; cheap checks first. */
-static __always_inline bool wanted(void *ctx, struct task_struct *prev, bool preempt, __u32 *state)
+static __always_inline bool wanted(void *ctx, struct task_struct *prev, bool preempt,
+				   __u32 *state, bool btf)
 {
-	__u32 pid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+	__u32 pid = TASK_FIELD(btf, prev, pid), tgid;
 	long st;
 
-	if (pid == 0 || (BPF_CORE_READ(prev, flags) & PF_KTHREAD))
+	if (pid == 0 || (TASK_FIELD(btf, prev, flags) & PF_KTHREAD))
 		return false;
 	st = has_prev_state ? (long)(unsigned int)((__u64 *)ctx)[3] : task_state(prev);
 	if (st & TASK_DEAD)
@@ -181,6 +203,7 @@ static __always_inline bool wanted(void *ctx, struct task_struct *prev, bool pre
 	*state = classify(preempt, st);
 	if (!(state_mask & OFFCPU_STATE_MASK(*state)))
 		return false;
+	tgid = TASK_FIELD(btf, prev, tgid);
 	if (filter_tgid) {
 		__u8 *v = bpf_map_lookup_elem(&tgid_filter, &tgid);
 
@@ -202,21 +225,169 @@ static __always_inline bool wanted(void *ctx, struct task_struct *prev, bool pre
 	return true;
 }
 
-static __always_inline void switch_out(void *ctx, struct offcpu_task *t, __u32 state, __u64 now)
+/*
+ * The verifier follows a loop once for every value of its bound it can tell
+ * apart, and then every later loop once more for each: 240,000 instructions
+ * to check, or a refusal with kernel stacks too. Passing a frame count
+ * through memory it does not track, here the scratch slot after the last
+ * frame, makes one path check them all (7,500 instructions).
+ */
+static __always_inline long blur(__u64 *buf, long n)
+{
+	*(volatile __u64 *)&buf[OFFCPU_MAX_STACK_DEPTH] = n;
+	return *(volatile __u64 *)&buf[OFFCPU_MAX_STACK_DEPTH] & OFFCPU_MAX_STACK_DEPTH;
+}
+
+/*
+ * Store the @n frames in @buf (a scratch slot) under a hash of them and
+ * return that key, or 0 when the map is full. An entry already under the key
+ * is compared frame by frame: a different stack with the same hash moves to
+ * the next key, so a key always names one stack.
+ */
+static __always_inline __u64 store_stack(void *map, __u64 *buf, long n)
+{
+	__u64 h = 0xcbf29ce484222325ULL, *old;
+	int i, try;
+	bool same;
+
+	if (n <= 0 || n > OFFCPU_MAX_STACK_DEPTH)
+		return 0;
+	for (i = 0; i < OFFCPU_MAX_STACK_DEPTH && i < n; i++) {
+		h ^= buf[i];
+		h *= 0x100000001b3ULL;
+	}
+	n = blur(buf, n);
+	/* readers stop at the first zero; n <= 127, so n & 127 is n */
+	buf[n & OFFCPU_MAX_STACK_DEPTH] = 0;
+	h ^= h >> 29;
+	for (try = 0; try < 2; try++, h++) {
+		if (!h)
+			h = 1;
+		old = bpf_map_lookup_elem(map, &h);
+		if (!old) {
+			if (!bpf_map_update_elem(map, &h, buf, BPF_NOEXIST))
+				return h;
+			old = bpf_map_lookup_elem(map, &h); /* another cpu stored it first */
+			if (!old)
+				return 0;
+		}
+		/* the same frames and the same end (old[n] is the zero after them) */
+		n = blur(buf, n);
+		same = true;
+		for (i = 0; i < OFFCPU_MAX_STACK_DEPTH; i++) {
+			if (i > n)
+				break;
+			if (old[i] != buf[i]) {
+				same = false;
+				break;
+			}
+		}
+		if (same)
+			return h;
+	}
+	return 0;
+}
+
+/* Same frames, same number: what --verify-stacks checks. */
+static __always_inline bool same_stack(const __u64 *a, long na, const __u64 *b, long nb)
+{
+	int i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < OFFCPU_MAX_STACK_DEPTH && i < na; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/*
+ * The user stack of @task, the current task, into @buf: what the kernel's
+ * perf callchain code stores for bpf_get_stack(ctx, BPF_F_USER_STACK) on
+ * x86-64, found the same way: the interrupted user ip, then the return
+ * address of each frame along the saved frame pointers, until a frame
+ * cannot be read or the stack is full. Each step is one user read here; the
+ * kernel's walk costs several times more per frame on a machine with
+ * return-thunk mitigations. Returns the number of frames, or -1 where the
+ * kernel would walk differently (no user memory, an io_uring or other user
+ * worker, a 32-bit task), to let the kernel's helper decide.
+ */
+static __always_inline long user_walk(struct task_struct *task, __u64 *buf)
+{
+	struct pt_regs *regs;
+	__u64 fp, frame[2];
+	long n = 1;
+	int i;
+
+	if (!task->mm || (task->flags & (PF_USER_WORKER | PF_IO_WORKER)))
+		return -1;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs || regs->cs != USER64_CS)
+		return -1;
+	buf[0] = regs->ip;
+	fp = regs->bp;
+	for (i = 1; i < OFFCPU_MAX_STACK_DEPTH; i++) {
+		/* the kernel's walk stops where a read fails: not a user address,
+		 * or not readable without faulting a page in (the helper checks
+		 * both); a null frame pointer, the usual end, faults: skip that */
+		if (fp < user_min_addr)
+			break;
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
+			break;
+		buf[i] = frame[1];
+		n = i + 1;
+		fp = frame[0];
+	}
+	return blur(buf, n);
+}
+
+/* The user stack of the task switching out (current), stored: its key or 0. */
+static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, bool btf)
+{
+	__u32 zero = 0, one = 1;
+	__u64 *buf = bpf_map_lookup_elem(&scratch, &zero), *vbuf;
+	long n = -1, vn;
+	__u64 key;
+
+	if (!buf)
+		return 0;
+	if (btf)
+		n = user_walk(prev, buf);
+	if (n < 0) {
+		n = bpf_get_stack(ctx, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64),
+				  BPF_F_USER_STACK);
+		n = n > 0 ? (long)((__u64)n / sizeof(__u64)) : n;
+		if (btf)
+			count(OFFCPU_CNT_USER_HELPER);
+	} else if (verify_stacks) {
+		vbuf = bpf_map_lookup_elem(&scratch, &one);
+		if (vbuf) {
+			vn = bpf_get_stack(ctx, vbuf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64),
+					   BPF_F_USER_STACK);
+			vn = vn > 0 ? (long)((__u64)vn / sizeof(__u64)) : 0;
+			count(OFFCPU_CNT_VERIFIED);
+			if (!same_stack(buf, n, vbuf, vn))
+				count(OFFCPU_CNT_VERIFY_USER_BAD);
+		}
+	}
+	if (n <= 0) {
+		count(OFFCPU_CNT_STACK_FAIL);
+		return 0;
+	}
+	key = store_stack(&ustacks, buf, n);
+	if (!key)
+		count(OFFCPU_CNT_STACK_FAIL);
+	return key;
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev,
+				       struct offcpu_task *t, __u32 state, __u64 now, bool btf)
 {
 	/* A block still open means its switch-in was never seen: count the loss. */
 	if (t->ts)
 		count(OFFCPU_CNT_UNPAIRED);
 	t->state = state;
-	t->user_stack_id = -1;
-	if (user_stacks) {
-		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-
-		if (id >= 0)
-			t->user_stack_id = (__s32)id;
-		else
-			count(OFFCPU_CNT_STACK_FAIL);
-	}
+	t->user_stack = user_stacks ? user_stack(ctx, prev, btf) : 0;
 	t->cgroup_id = record_cgroup ? bpf_get_current_cgroup_id() : 0;
 	t->ts = now;
 }
@@ -224,15 +395,13 @@ static __always_inline void switch_out(void *ctx, struct offcpu_task *t, __u32 s
 /*
  * The kernel stack of a task about to run again: it has not run since it
  * blocked, so its saved stack is the blocking path, without the scheduler's
- * or this program's frames. Stored under a hash of its frames.
+ * or this program's frames.
  */
 static __always_inline __u64 kernel_stack(struct task_struct *next)
 {
 	__u32 zero = 0;
-	__u64 *buf = bpf_map_lookup_elem(&kstack_scratch, &zero);
-	__u64 h = 0xcbf29ce484222325ULL;
+	__u64 *buf = bpf_map_lookup_elem(&scratch, &zero), key;
 	long n;
-	int i;
 
 	if (!buf)
 		return 0;
@@ -241,23 +410,10 @@ static __always_inline __u64 kernel_stack(struct task_struct *next)
 		count(OFFCPU_CNT_KSTACK_FAIL);
 		return 0;
 	}
-	n /= sizeof(__u64);
-	for (i = 0; i < OFFCPU_MAX_STACK_DEPTH && i < n; i++) {
-		h ^= buf[i];
-		h *= 0x100000001b3ULL;
-	}
-	/* user space reads frames up to the first zero; what follows is not read
-	 * (n <= 127, so n & 127 is n, and the verifier sees it in bounds) */
-	buf[n & OFFCPU_MAX_STACK_DEPTH] = 0;
-	h ^= h >> 29;
-	if (!h)
-		h = 1;
-	if (bpf_map_update_elem(&kstacks, &h, buf, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&kstacks, &h)) {
+	key = store_stack(&kstacks, buf, (long)((__u64)n / sizeof(__u64)));
+	if (!key)
 		count(OFFCPU_CNT_KSTACK_FAIL);
-		return 0;
-	}
-	return h;
+	return key;
 }
 
 static __always_inline void add_summed(struct offcpu_key *key, __u64 delta)
@@ -317,9 +473,9 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 	delta = now - t->ts;
 	t->ts = 0;
 
-	key.pid = BPF_CORE_READ(next, pid);
-	key.tgid = BPF_CORE_READ(next, tgid);
-	key.user_stack_id = t->user_stack_id;
+	key.pid = TASK_FIELD(btf, next, pid);
+	key.tgid = TASK_FIELD(btf, next, tgid);
+	key.user_stack = t->user_stack;
 	key.state = t->state;
 	key.cgroup_id = t->cgroup_id;
 	if (kernel_stacks && btf)
@@ -382,11 +538,11 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 	__u64 now = 0; /* read the clock only for a switch that needs it */
 	__u32 state;
 
-	if (wanted(ctx, prev, preempt, &state)) {
+	if (wanted(ctx, prev, preempt, &state, btf)) {
 		t = task_of(prev, btf);
 		if (t) {
 			now = bpf_ktime_get_ns();
-			switch_out(ctx, t, state, now);
+			switch_out(ctx, prev, t, state, now, btf);
 		} else {
 			count(OFFCPU_CNT_NO_STORAGE);
 		}

@@ -66,6 +66,20 @@ static bool switch_has_prev_state(const char *btf_path)
 	return ret;
 }
 
+/* vm.mmap_min_addr, or 0 (no shortcut for the user stack walk) if unreadable. */
+static uint64_t mmap_min_addr(void)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
 static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
@@ -83,6 +97,8 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	skel->rodata->record_cgroup = o->record_cgroup;
 	skel->rodata->user_stacks = o->user_stacks;
 	skel->rodata->kernel_stacks = o->kernel_stacks;
+	skel->rodata->verify_stacks = o->verify_stacks;
+	skel->rodata->user_min_addr = mmap_min_addr();
 	skel->rodata->state_mask = o->state_mask;
 	skel->rodata->has_prev_state = switch_has_prev_state(o->btf_path);
 	skel->rodata->thresh_ns = o->thresh_ns;
@@ -90,16 +106,17 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	skel->rodata->wakeup_bytes = o->buffer_bytes / 4;
 	if (o->max_entries) {
 		bpf_map__set_max_entries(skel->maps.summed, o->max_entries);
-		bpf_map__set_max_entries(skel->maps.stacks, o->max_entries);
+		bpf_map__set_max_entries(skel->maps.ustacks, o->max_entries);
 		bpf_map__set_max_entries(skel->maps.kstacks, o->max_entries);
 	}
 	if (o->transport == OFFCPU_TRANSPORT_RINGBUF)
 		bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->buffer_bytes);
 	else
 		bpf_map__set_max_entries(skel->maps.events, 4096); /* unused */
-	if (!o->kernel_stacks) {
+	if (!o->kernel_stacks)
 		bpf_map__set_max_entries(skel->maps.kstacks, 1);
-	}
+	if (!o->user_stacks)
+		bpf_map__set_max_entries(skel->maps.ustacks, 1);
 	if (ncpus > 0)
 		bpf_map__set_max_entries(skel->maps.cpu_filter, (uint32_t)ncpus);
 	bpf_program__set_autoload(skel->progs.on_switch, !raw_tp);
@@ -375,11 +392,11 @@ static uint32_t cached(struct collector *c, int kind, uint64_t id, struct bpf_ma
 	return cs->nr;
 }
 
-uint32_t collector__user_stack(struct collector *c, int32_t id, const uint64_t **ips)
+uint32_t collector__user_stack(struct collector *c, uint64_t key, const uint64_t **ips)
 {
-	if (id < 0)
+	if (!key)
 		return 0;
-	return cached(c, 0, (uint64_t)id, c->skel->maps.stacks, &id, sizeof(id), ips);
+	return cached(c, 0, key, c->skel->maps.ustacks, &key, sizeof(key), ips);
 }
 
 uint32_t collector__kernel_stack(struct collector *c, uint64_t key, const uint64_t **ips)

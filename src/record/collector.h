@@ -11,6 +11,7 @@ struct collector_opts {
 	uint32_t state_mask;
 	bool user_stacks;
 	bool kernel_stacks;
+	bool verify_stacks; /* count differences from the kernel's stack helpers */
 	bool record_cgroup;
 	bool follow_forks;
 	const int *tgids; /* process filter (NULL: none) */
@@ -60,7 +61,7 @@ long collector__drain(struct collector *c,
  * The frames of a user stack id or kernel stack key, innermost first,
  * looked up once and cached. Returns the number of frames (0 if unknown).
  */
-uint32_t collector__user_stack(struct collector *c, int32_t id, const uint64_t **ips);
+uint32_t collector__user_stack(struct collector *c, uint64_t key, const uint64_t **ips);
 uint32_t collector__kernel_stack(struct collector *c, uint64_t key, const uint64_t **ips);
 /* Distinct stacks resolved so far (user and kernel). */
 uint64_t collector__distinct_stacks(const struct collector *c);

@@ -70,6 +70,7 @@ struct record_opts {
 	enum offcpu_transport transport;
 	const char *btf_path;
 	bool force_raw_tp;
+	bool verify_stacks;
 	bool quiet;
 	char **argv; /* workload */
 	int argc;
@@ -137,6 +138,7 @@ enum {
 	OPT_SWITCH_MAX_FILES,
 	OPT_OVERWRITE,
 	OPT_THREADS,
+	OPT_VERIFY_STACKS,
 };
 
 static const struct argp_option record_options[] = {
@@ -169,6 +171,7 @@ static const struct argp_option record_options[] = {
 	{ 0, 0, 0, 0, "Environment:", 5 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of /sys/kernel/btf/vmlinux", 5 },
 	{ "raw-tp", OPT_RAW_TP, 0, 0, "Attach with raw_tp instead of tp_btf (the automatic fallback; user stacks only)", 5 },
+	{ "verify-stacks", OPT_VERIFY_STACKS, 0, 0, "Also walk every user stack with the kernel's own helper and report any difference from offcpu's walk (slower; a self-check)", 5 },
 	{ "verbose", 'v', 0, 0, "More messages (twice: debug, libbpf's log)", 5 },
 	{ 0 },
 };
@@ -391,6 +394,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_RAW_TP:
 		o->force_raw_tp = true;
 		break;
+	case OPT_VERIFY_STACKS:
+		o->verify_stacks = true;
+		break;
 	case 'v':
 		log_verbosity++;
 		break;
@@ -602,7 +608,7 @@ static int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t 
 	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 2];
 	const uint64_t *kips = NULL, *uips = NULL;
 	uint32_t nk = collector__kernel_stack(r->coll, k->kern_stack, &kips);
-	uint32_t nu = collector__user_stack(r->coll, k->user_stack_id, &uips);
+	uint32_t nu = collector__user_stack(r->coll, k->user_stack, &uips);
 	struct perf_sample s = {
 		.id = r->offcpu_id,
 		.pid = k->tgid,
@@ -808,6 +814,7 @@ static int setup_targets(struct record *r, struct collector_opts *co, int *cgrou
 	co->state_mask = o->state_mask;
 	co->user_stacks = o->stacks & STACKS_USER;
 	co->kernel_stacks = o->stacks & STACKS_KERNEL;
+	co->verify_stacks = o->verify_stacks;
 	co->record_cgroup = o->all_cgroups;
 	co->follow_forks = r->follow && !o->system_wide;
 	co->tgids = o->pids;
@@ -1013,6 +1020,12 @@ static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_m
 	else
 		fprintf(stderr, "offcpu: wrote %s (%s)\n", output__last(&r->out),
 			fmt_size(file_size, size, sizeof(size)));
+	if (r->o.verify_stacks)
+		fprintf(stderr, "offcpu: verified %llu stacks against the kernel's helpers: %llu user "
+			"and %llu kernel stacks differed\n",
+			(unsigned long long)cnt[OFFCPU_CNT_VERIFIED],
+			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_USER_BAD],
+			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_KERNEL_BAD]);
 	if (!dropped) {
 		fprintf(stderr, "offcpu: nothing dropped\n");
 		return;
