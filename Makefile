@@ -26,7 +26,8 @@ override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION
 
 CORE_SRCS := src/util/util.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c
 RECORD_SRCS := src/record/record.c src/record/collector.c src/record/sideband.c src/record/synth.c \
-	src/record/target.c src/record/buildids.c src/record/rings.c src/record/batch.c src/record/output.c
+	src/record/target.c src/record/buildids.c src/record/rings.c src/record/batch.c src/record/output.c \
+	src/record/korc.c
 REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c src/report/profile.c \
 	src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c src/report/json.c
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
@@ -46,7 +47,7 @@ $(BUILD)/vmlinux.h:
 	@test -r $(VMLINUX_BTF) || { echo "error: $(VMLINUX_BTF) not found: a kernel with BTF is needed to build" >&2; exit 1; }
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/offcpu.bpf.o: src/bpf/offcpu.bpf.c src/offcpu.h $(BUILD)/vmlinux.h
+$(BUILD)/offcpu.bpf.o: src/bpf/offcpu.bpf.c src/bpf/korc.bpf.h src/offcpu.h src/korc_abi.h $(BUILD)/vmlinux.h
 	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc -c $< -o $@
 
 $(BUILD)/offcpu.skel.h: $(BUILD)/offcpu.bpf.o

@@ -95,6 +95,7 @@ enum offcpu_counter {
 	OFFCPU_CNT_VERIFY_USER_BAD, /* --verify-stacks: user stacks that differed */
 	OFFCPU_CNT_VERIFY_KERNEL_BAD, /* --verify-stacks: kernel stacks that differed */
 	OFFCPU_CNT_USER_HELPER, /* user stacks the kernel's helper walked (not offcpu's walk) */
+	OFFCPU_CNT_KERNEL_HELPER, /* kernel stacks the kernel's helper walked (not offcpu's walk) */
 	OFFCPU_CNT_NR,
 };
 

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/btf.h>
 #include "collector.h"
+#include "record/korc.h"
 #include "offcpu.skel.h"
 #include "../util/util.h"
 #include "../util/hashmap.h"
@@ -99,6 +100,13 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	skel->rodata->kernel_stacks = o->kernel_stacks;
 	skel->rodata->verify_stacks = o->verify_stacks;
 	skel->rodata->user_min_addr = mmap_min_addr();
+	if (o->kernel_stacks && !raw_tp) {
+		char why[256];
+
+		/* without the kernel's addresses every kernel stack is the helper's */
+		if (korc_read_syms_err(&skel->rodata->korc_syms, why, sizeof(why)))
+			pr_info("kernel stacks are walked by the kernel's helper: %s", why);
+	}
 	skel->rodata->state_mask = o->state_mask;
 	skel->rodata->has_prev_state = switch_has_prev_state(o->btf_path);
 	skel->rodata->thresh_ns = o->thresh_ns;

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * korc.c - user-space side of korc: find the kernel addresses the BPF
+ * unwinder needs in /proc/kallsyms.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include "korc.h"
+
+/* sizeof(struct orc_entry) on x86-64 (s16, s16, 16 bits of bitfields, packed) */
+#define KORC_ORC_ENTRY_SIZE 6
+/* THREAD_SIZE of x86-64 without KASAN; the BPF side checks it per task */
+#define KORC_THREAD_SIZE 16384
+#define KORC_MAX_SLOTS 127
+
+struct want {
+	const char *name;
+	size_t off;		/* offsetof(struct korc_syms, field) */
+	int required;
+};
+
+#define W(n, f, r) { n, __builtin_offsetof(struct korc_syms, f), r }
+static const struct want wants[] = {
+	W("_stext", stext, 1),
+	W("_etext", etext, 1),
+	W("__start_orc_unwind_ip", orc_ip_start, 1),
+	W("__stop_orc_unwind_ip", orc_ip_stop, 1),
+	W("__start_orc_unwind", orc_start, 1),
+	W("__stop_orc_unwind", orc_stop, 1),
+	W("__sched_text_start", sched_start, 1),
+	W("__sched_text_end", sched_end, 1),
+	W("__lock_text_start", lock_start, 1),
+	W("__lock_text_end", lock_end, 1),
+	W("ret_from_fork_asm", ret_from_fork_asm, 1),
+	W("return_to_handler", return_to_handler, 0),
+	W("arch_rethook_trampoline", rethook_tramp, 0),
+	W("__kretprobe_trampoline", kretprobe_tramp, 0),
+};
+#undef W
+#define NWANTS (sizeof(wants) / sizeof(wants[0]))
+
+static int fail(struct korc_syms *out, char *errbuf, size_t errlen, const char *fmt, const char *arg)
+{
+	memset(out, 0, sizeof(*out));
+	if (errbuf && errlen)
+		snprintf(errbuf, errlen, fmt, arg);
+	return -1;
+}
+
+int korc_read_syms_err(struct korc_syms *out, char *errbuf, size_t errlen)
+{
+	int found[NWANTS] = { 0 };
+	char line[512], name[256], type;
+	unsigned long long addr;
+	FILE *f;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return fail(out, errbuf, errlen, "cannot open /proc/kallsyms: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		/* "addr type name [module]"; module symbols are never wanted */
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (strchr(line, '['))
+			continue;
+		for (i = 0; i < NWANTS; i++) {
+			if (!found[i] && strcmp(name, wants[i].name) == 0) {
+				*(__u64 *)((char *)out + wants[i].off) = addr;
+				found[i] = 1;
+			}
+		}
+	}
+	fclose(f);
+
+	for (i = 0; i < NWANTS; i++) {
+		__u64 v = *(__u64 *)((char *)out + wants[i].off);
+
+		if (wants[i].required && (!found[i] || v == 0))
+			return fail(out, errbuf, errlen,
+				    "kallsyms: %s missing or zero (not root, kptr_restrict, or no ORC unwinder?)",
+				    wants[i].name);
+	}
+	if (out->etext <= out->stext || out->orc_ip_stop <= out->orc_ip_start ||
+	    (out->orc_ip_stop - out->orc_ip_start) % 4 != 0)
+		return fail(out, errbuf, errlen, "%s", "kallsyms: inconsistent text/ORC bounds");
+	out->nr_orc = (out->orc_ip_stop - out->orc_ip_start) / 4;
+	if (out->orc_stop - out->orc_start != out->nr_orc * KORC_ORC_ENTRY_SIZE)
+		return fail(out, errbuf, errlen, "%s", "kallsyms: ORC ip and entry tables differ in length");
+
+	/* bpf_get_task_stack() walks at most min(127, perf_event_max_stack) frames here */
+	out->max_depth = KORC_MAX_SLOTS;
+	f = fopen("/proc/sys/kernel/perf_event_max_stack", "r");
+	if (f) {
+		unsigned long v;
+
+		if (fscanf(f, "%lu", &v) == 1 && v < out->max_depth)
+			out->max_depth = v;
+		fclose(f);
+	}
+	out->thread_size = KORC_THREAD_SIZE;
+	out->enabled = 1;
+	return 0;
+}

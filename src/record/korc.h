@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KORC_H
+#define KORC_H
+
+#include <linux/types.h>
+#include "korc_abi.h"
+
+/*
+ * Fill *out from /proc/kallsyms and /proc/sys/kernel/perf_event_max_stack.
+ * Returns 0 and out->enabled = 1 when everything korc needs was found;
+ * otherwise returns -1 with out->enabled = 0 (korc_task_stack() will then
+ * always ask for the bpf_get_task_stack() fallback) and, if errbuf is not
+ * NULL, a human-readable reason in errbuf.
+ */
+int korc_read_syms_err(struct korc_syms *out, char *errbuf, size_t errlen);
+
+#endif /* KORC_H */
