@@ -100,6 +100,9 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	skel->rodata->kernel_stacks = o->kernel_stacks;
 	skel->rodata->verify_stacks = o->verify_stacks;
 	skel->rodata->user_min_addr = mmap_min_addr();
+	/* fault injection for the tests: see fault_skip_in in the BPF program */
+	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"))
+		skel->rodata->fault_skip_in = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"), NULL, 10);
 	if (o->kernel_stacks && !raw_tp) {
 		char why[256];
 

@@ -1022,10 +1022,18 @@ static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_m
 			fmt_size(file_size, size, sizeof(size)));
 	if (r->o.verify_stacks)
 		fprintf(stderr, "offcpu: verified %llu stacks against the kernel's helpers: %llu user "
-			"and %llu kernel stacks differed\n",
+			"and %llu kernel stacks differed; the helpers walked %llu user and %llu kernel "
+			"stacks offcpu's walks left to them\n",
 			(unsigned long long)cnt[OFFCPU_CNT_VERIFIED],
 			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_USER_BAD],
-			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_KERNEL_BAD]);
+			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_KERNEL_BAD],
+			(unsigned long long)cnt[OFFCPU_CNT_USER_HELPER],
+			(unsigned long long)cnt[OFFCPU_CNT_KERNEL_HELPER]);
+	if (cnt[OFFCPU_CNT_RECOVERED])
+		fprintf(stderr, "offcpu: %llu blocks recovered: the kernel skipped offcpu's program when "
+			"their thread ran again (another BPF program attaching to sched_switch?); their "
+			"time comes from the thread's CPU time\n",
+			(unsigned long long)cnt[OFFCPU_CNT_RECOVERED]);
 	if (!dropped) {
 		fprintf(stderr, "offcpu: nothing dropped\n");
 		return;
