@@ -550,8 +550,6 @@ static __always_inline void recover(void *ctx, struct task_struct *prev, struct 
 	key.state = t->state;
 	key.cgroup_id = t->cgroup_id;
 	count(OFFCPU_CNT_RECOVERED);
-	if (kernel_stacks)
-		count(OFFCPU_CNT_KSTACK_FAIL);
 	account(ctx, &key, gone - ran, now - ran);
 }
 

@@ -1032,8 +1032,9 @@ static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_m
 	if (cnt[OFFCPU_CNT_RECOVERED])
 		fprintf(stderr, "offcpu: %llu blocks recovered: the kernel skipped offcpu's program when "
 			"their thread ran again (another BPF program attaching to sched_switch?); their "
-			"time comes from the thread's CPU time\n",
-			(unsigned long long)cnt[OFFCPU_CNT_RECOVERED]);
+			"time comes from the thread's CPU time%s\n",
+			(unsigned long long)cnt[OFFCPU_CNT_RECOVERED],
+			r->o.stacks & STACKS_KERNEL ? ", their kernel stacks are missing" : "");
 	if (!dropped) {
 		fprintf(stderr, "offcpu: nothing dropped\n");
 		return;
