@@ -195,7 +195,7 @@ static const char record_doc[] =
 	"  offcpu record -o - -- ./app | perf script -i -\n"
 	"  perf report -i app.data --stdio              read it with perf\n"
 	"\n"
-	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF (5.11 or newer)."
+	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF (5.15 or newer; 5.11 records user stacks only)."
 	"\vExit status: 0 when the file is complete, 1 on a runtime error, 2 on a usage error.";
 
 static int usage_error(struct argp_state *st, const char *fmt, const char *arg)
