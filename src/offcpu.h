@@ -71,6 +71,7 @@ struct offcpu_task {
 	__u64 start_time; /* the task's start time: a reused thread id is another task */
 	__u64 user_stack;
 	__u64 ran_ns; /* the task's CPU time (sum_exec_runtime) when it blocked */
+	__u64 nvcsw; /* its voluntary switches at the last switch-out seen (tp_btf) */
 	__u32 state;
 	__u32 pad;
 };
@@ -91,6 +92,8 @@ enum offcpu_counter {
 	OFFCPU_CNT_FILTER_FULL, /* children not followed: filter map full */
 	OFFCPU_CNT_UNPAIRED, /* blocks lost: a thread blocked again before its switch-in was seen */
 	OFFCPU_CNT_RECOVERED, /* blocks whose switch-in the kernel skipped, recovered from CPU time */
+	OFFCPU_CNT_MISSED_OUT, /* blocks lost: the kernel skipped the program at their switch-out */
+	OFFCPU_CNT_FAULTS, /* tests: switch-outs ignored on purpose (OFFCPU_FAULT_SKIP_SWITCH_OUT) */
 	OFFCPU_CNT_STREAMED, /* blocks sent to user space one by one */
 	OFFCPU_CNT_OUTPUT_FULL, /* long blocks summed instead: output buffer full */
 	OFFCPU_CNT_VERIFIED, /* --verify-stacks: stacks compared with the kernel's helpers */

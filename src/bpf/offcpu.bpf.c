@@ -60,6 +60,10 @@ const volatile bool verify_stacks = false;
  * a blocked thread, as the kernel sometimes does, to exercise recover() */
 const volatile __u32 fault_skip_in = 0;
 __u64 fault_seen;
+/* tests only (OFFCPU_FAULT_SKIP_SWITCH_OUT=N): ignore every Nth recorded
+ * switch-out, as the kernel sometimes does, to check that it is counted */
+const volatile __u32 fault_skip_out = 0;
+__u64 fault_seen_out;
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -603,6 +607,14 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 	 * lookup on every switch would cost it a hash lookup and two reads.
 	 */
 	t = want || btf ? task_of(prev, btf, want) : NULL;
+	/* (only threads seen before: a thread's first block, if the kernel
+	 * skips it, leaves no trace to find) */
+	if (want && t && t->nvcsw && fault_skip_out && ++fault_seen_out % fault_skip_out == 0) {
+		count(OFFCPU_CNT_FAULTS);
+		t = NULL; /* as if the kernel had not called this program */
+	}
+	if (t && btf)
+		t->nvcsw = prev->nvcsw; /* already counts this switch */
 	if (t && (want || t->ts)) {
 		/* its CPU time so far, just brought up to date by the scheduler */
 		ran_ns = TASK_FIELD(btf, prev, se.sum_exec_runtime);
@@ -613,11 +625,28 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 			switch_out(ctx, prev, t, state, now, ran_ns, btf);
 		else
 			t->ts = 0;
-	} else if (want) {
+	} else if (want && !(fault_skip_out && fault_seen_out % fault_skip_out == 0)) {
 		count(OFFCPU_CNT_NO_STORAGE);
 	}
 	t = task_of(next, btf, false);
-	if (!t || !t->ts)
+	if (!t)
+		return;
+	/*
+	 * The kernel counts a thread's voluntary switches: more than the last
+	 * switch-out seen counted means the kernel skipped this program when
+	 * the thread blocked (see recover()); that block cannot be rebuilt
+	 * (neither its start nor its stack is known), so it is counted.
+	 */
+	if (btf && t->nvcsw && next->nvcsw != t->nvcsw) {
+		__u64 *v, missed = next->nvcsw - t->nvcsw;
+		__u32 idx = OFFCPU_CNT_MISSED_OUT;
+
+		v = bpf_map_lookup_elem(&counters, &idx);
+		if (v && missed < 1000000)
+			*v += missed;
+		t->nvcsw = next->nvcsw;
+	}
+	if (!t->ts)
 		return;
 	if (fault_skip_in && ++fault_seen % fault_skip_in == 0)
 		return;

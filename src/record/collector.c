@@ -103,6 +103,8 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	/* fault injection for the tests: see fault_skip_in in the BPF program */
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"))
 		skel->rodata->fault_skip_in = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"), NULL, 10);
+	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"))
+		skel->rodata->fault_skip_out = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"), NULL, 10);
 	if (o->kernel_stacks && !raw_tp) {
 		char why[256];
 

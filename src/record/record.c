@@ -995,7 +995,7 @@ static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_m
 	char size[32];
 	uint64_t dropped = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_NO_STORAGE] +
 			   cnt[OFFCPU_CNT_FILTER_FULL] + cnt[OFFCPU_CNT_STACK_FAIL] +
-			   cnt[OFFCPU_CNT_KSTACK_FAIL] + cnt[OFFCPU_CNT_UNPAIRED] +
+			   cnt[OFFCPU_CNT_KSTACK_FAIL] + cnt[OFFCPU_CNT_UNPAIRED] + cnt[OFFCPU_CNT_MISSED_OUT] +
 			   cnt[OFFCPU_CNT_OUTPUT_FULL] + prog_misses + r->st.sideband_lost +
 			   r->st.oncpu_lost;
 
@@ -1060,6 +1060,13 @@ static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_m
 	if (cnt[OFFCPU_CNT_UNPAIRED])
 		fprintf(stderr, "offcpu:   %llu blocks lost: the thread blocked again before its "
 			"switch-in was seen\n", (unsigned long long)cnt[OFFCPU_CNT_UNPAIRED]);
+	if (cnt[OFFCPU_CNT_MISSED_OUT])
+		fprintf(stderr, "offcpu:   %llu blocks lost: the kernel skipped offcpu's program when "
+			"their thread blocked (another BPF program attaching to sched_switch?)\n",
+			(unsigned long long)cnt[OFFCPU_CNT_MISSED_OUT]);
+	if (cnt[OFFCPU_CNT_FAULTS])
+		fprintf(stderr, "offcpu:   (test) %llu switch-outs ignored on purpose\n",
+			(unsigned long long)cnt[OFFCPU_CNT_FAULTS]);
 	if (prog_misses)
 		fprintf(stderr, "offcpu:   %llu context switches not seen: the kernel skipped the "
 			"BPF program (recursion)\n", (unsigned long long)prog_misses);
@@ -1138,7 +1145,7 @@ static int end_file(struct record *r)
 	if (n < 0)
 		return (int)n;
 	collector__counters(r->coll, cnt);
-	lost = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_UNPAIRED] +
+	lost = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_UNPAIRED] + cnt[OFFCPU_CNT_MISSED_OUT] +
 	       cnt[OFFCPU_CNT_OUTPUT_FULL] + cnt[OFFCPU_CNT_NO_STORAGE] +
 	       collector__prog_misses(r->coll);
 	if (lost > r->lost_reported)
