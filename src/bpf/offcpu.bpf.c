@@ -5,10 +5,17 @@
  * hash keyed by (thread, process, stack, state, cgroup).
  *
  * Filters run before the stack walk: the walk is what costs. On tp_btf the
- * task fields are plain loads and the user stack is walked here, by frame
- * pointers, exactly as the kernel's perf callchain code walks it but without
- * its per-frame function calls (see user_walk()); raw_tp has neither typed
- * pointers nor task registers and uses the kernel's helpers.
+ * task fields are plain loads, and both stacks are walked here rather than
+ * by the kernel's helpers, whose many function calls cost 4-5x more on a
+ * kernel with return-thunk mitigations: the user stack by frame pointers as
+ * perf's callchain code walks it (user_walk()), the kernel stack from the
+ * kernel's ORC tables (korc.bpf.h). Both return what the helpers return and
+ * leave them the cases they cannot be sure of. raw_tp has neither typed
+ * pointers nor task registers and uses the helpers.
+ *
+ * The kernel does not always call this program (see recover()): a skipped
+ * switch-in is repaired from the task's CPU time, a skipped switch-out is
+ * counted.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
