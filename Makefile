@@ -24,9 +24,10 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
 
-CORE_SRCS := src/util/util.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c
+CORE_SRCS := src/util/util.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c \
+	src/perfdata/queue.c
 RECORD_SRCS := src/record/record.c src/record/collector.c src/record/sideband.c src/record/synth.c \
-	src/record/target.c src/record/buildids.c src/record/rings.c src/record/batch.c src/record/output.c \
+	src/record/target.c src/record/buildids.c src/record/rings.c src/record/output.c \
 	src/record/korc.c
 REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c src/report/profile.c \
 	src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c src/report/json.c

@@ -22,7 +22,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "record.h"
-#include "batch.h"
 #include "buildids.h"
 #include "collector.h"
 #include "output.h"
@@ -30,6 +29,7 @@
 #include "sideband.h"
 #include "synth.h"
 #include "target.h"
+#include "../perfdata/queue.h"
 #include "../perfdata/writer.h"
 #include "../perfdata/sample.h"
 #include "../util/util.h"
@@ -108,7 +108,7 @@ struct record {
 	uint64_t offcpu_id, sideband_id;
 	uint64_t sample_type; /* of offcpu-time */
 	struct perf_event_attr oncpu_attr;
-	struct batch batch;
+	struct perf_queue batch;
 	struct stats st;
 };
 
@@ -572,7 +572,7 @@ static int write_record_to(struct record *r, struct perf_writer *w,
 
 struct sink {
 	struct record *r;
-	struct batch *batch;
+	struct perf_queue *batch;
 	bool shared; /* other threads use the stack caches and maps: lock them */
 };
 
@@ -582,7 +582,7 @@ static int push_sideband(const struct perf_event_header *h, void *arg)
 	struct perf_sample s = { 0 };
 
 	perf_sample_id__parse(SIDEBAND_SAMPLE_TYPE, h, &s);
-	return batch__push(k->batch, h, s.time, SRC_SIDEBAND);
+	return perf_queue__push(k->batch, h, s.time, SRC_SIDEBAND);
 }
 
 static int push_oncpu(const struct perf_event_header *h, void *arg)
@@ -595,7 +595,7 @@ static int push_oncpu(const struct perf_event_header *h, void *arg)
 		perf_sample__parse(&k->r->oncpu_attr, h, &s, &why);
 	else
 		perf_sample_id__parse(k->r->oncpu_attr.sample_type, h, &s);
-	return batch__push(k->batch, h, s.time, SRC_ONCPU);
+	return perf_queue__push(k->batch, h, s.time, SRC_ONCPU);
 }
 
 /*
@@ -665,7 +665,7 @@ static int push_stream(const struct offcpu_event *e, void *arg)
 		pthread_mutex_unlock(&k->r->lock);
 	if (size < 0)
 		return size;
-	return batch__push(k->batch, (const void *)buf, e->time, SRC_OFFCPU);
+	return perf_queue__push(k->batch, (const void *)buf, e->time, SRC_OFFCPU);
 }
 
 /* Count what is written, not what was read: a snapshot skips what it wrote before. */
@@ -715,7 +715,7 @@ static int flush_round(struct record *r)
 
 	struct sink k = { r, &r->batch, false };
 
-	batch__clear(&r->batch);
+	perf_queue__clear(&r->batch);
 	n = perf_rings__read(r->sb, push_sideband, &k);
 	if (n >= 0 && r->oncpu)
 		n = perf_rings__read(r->oncpu, push_oncpu, &k);
@@ -723,9 +723,9 @@ static int flush_round(struct record *r)
 		n = collector__consume(r->coll, push_stream, &k);
 	if (n < 0)
 		return (int)n;
-	batch__sort(&r->batch);
+	perf_queue__sort(&r->batch);
 	for (i = 0; i < r->batch.nr && !err; i++) {
-		const struct perf_event_header *h = batch__get(&r->batch, i, &kind);
+		const struct perf_event_header *h = perf_queue__get(&r->batch, i, &kind);
 
 		err = write_batched(r, h, kind, r->batch.refs[i].time);
 		written += err > 0;
@@ -1239,7 +1239,7 @@ struct writer_thread {
 	int idx, nr_threads;
 	pthread_t th;
 	struct perf_writer *w;
-	struct batch batch;
+	struct perf_queue batch;
 	struct sink sink; /* into this thread's batch */
 	struct intset yes, no; /* processes known to be followed, or not */
 	int err;
@@ -1282,7 +1282,7 @@ static int thread_round(struct writer_thread *t)
 	long n = 0;
 	int err = 0, kind;
 
-	batch__clear(&t->batch);
+	perf_queue__clear(&t->batch);
 	for (i = t->idx; i < perf_rings__nr_fds(r->sb) && n >= 0; i += t->nr_threads)
 		n = perf_rings__read_one(r->sb, i, push_sideband, &t->sink);
 	for (i = t->idx; r->oncpu && i < perf_rings__nr_fds(r->oncpu) && n >= 0; i += t->nr_threads)
@@ -1291,9 +1291,9 @@ static int thread_round(struct writer_thread *t)
 		n = collector__consume(r->coll, push_stream, &t->sink);
 	if (n < 0)
 		return (int)n;
-	batch__sort(&t->batch);
+	perf_queue__sort(&t->batch);
 	for (i = 0; i < t->batch.nr && !err; i++) {
-		const struct perf_event_header *h = batch__get(&t->batch, i, &kind);
+		const struct perf_event_header *h = perf_queue__get(&t->batch, i, &kind);
 
 		if (kind == SRC_ONCPU && !tkeeps_sample(t, h))
 			continue;
@@ -1411,7 +1411,7 @@ static void free_threads(struct record *r)
 	for (i = 0; i < r->o.threads; i++) {
 		if (r->wt[i].started && !r->wt[i].joined)
 			pthread_join(r->wt[i].th, NULL);
-		batch__free(&r->wt[i].batch);
+		perf_queue__free(&r->wt[i].batch);
 		intset__free(&r->wt[i].yes);
 		intset__free(&r->wt[i].no);
 		perf_writer__free(r->wt[i].w);
@@ -1481,7 +1481,7 @@ static int snapshot(struct record *r)
 	long n;
 	int err, kind;
 
-	batch__clear(&r->batch);
+	perf_queue__clear(&r->batch);
 	n = perf_rings__snapshot(r->sb, push_sideband, &k);
 	if (n >= 0 && r->oncpu)
 		n = perf_rings__snapshot(r->oncpu, push_oncpu, &k);
@@ -1489,10 +1489,10 @@ static int snapshot(struct record *r)
 		n = perf_rings__snapshot(r->bpf_out, push_bpf_output, &k);
 	if (n < 0)
 		return (int)n;
-	batch__sort(&r->batch);
+	perf_queue__sort(&r->batch);
 	err = begin_file(r);
 	for (i = 0; i < r->batch.nr && !err; i++) {
-		const struct perf_event_header *h = batch__get(&r->batch, i, &kind);
+		const struct perf_event_header *h = perf_queue__get(&r->batch, i, &kind);
 		uint64_t t = r->batch.refs[i].time;
 
 		if (t <= r->snap_last && t != 0)
@@ -1741,7 +1741,7 @@ out:
 	intset__free(&r.tracked);
 	intset__free(&r.tids);
 	intset__free(&r.st.threads);
-	batch__free(&r.batch);
+	perf_queue__free(&r.batch);
 	free(r.o.pids);
 	free(r.o.tids);
 	free(r.o.cpus);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A time-ordered queue of perf records: each pushed record is copied into
+ * one buffer with its time and a caller's kind, and handed out sorted by
+ * time, records of equal time in arrival order. record fills one from
+ * several sources (side-band rings, on-CPU rings, streamed off-CPU blocks)
+ * and writes it as one perf round; memory is bounded by what one drain of
+ * the buffers can hold.
+ */
+#ifndef OFFCPU_PERFDATA_QUEUE_H
+#define OFFCPU_PERFDATA_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct perf_queue_ref {
+	uint64_t time;
+	size_t off;
+	int kind;
+};
+
+struct perf_queue {
+	char *buf;
+	size_t len, cap;
+	struct perf_queue_ref *refs;
+	size_t nr, cap_refs;
+};
+
+/* Copy @rec into the queue. Returns 0 or -ENOMEM. */
+int perf_queue__push(struct perf_queue *q, const struct perf_event_header *rec, uint64_t time,
+		     int kind);
+/* Sort by time; records of equal time keep their arrival order. */
+void perf_queue__sort(struct perf_queue *q);
+/* The i-th record after sorting. */
+const struct perf_event_header *perf_queue__get(const struct perf_queue *q, size_t i, int *kind);
+void perf_queue__clear(struct perf_queue *q);
+void perf_queue__free(struct perf_queue *q);
+
+#endif
