@@ -34,7 +34,7 @@ REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c 
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
 APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 
-UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_util.c tests/unit/test_report.c tests/unit/unit_main.c \
+UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_queue.c tests/unit/test_util.c tests/unit/test_report.c tests/unit/unit_main.c \
 	src/report/symbolizer.c src/report/profile.c src/report/folded.c src/report/pprof.c src/report/session.c \
 	src/report/text.c src/report/json.c src/report/svg.c
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin
@@ -66,14 +66,16 @@ $(BUILD)/offcpu: $(APP_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
 
 # Unit tests need no root; they are built twice: plain and with sanitizers.
+# realloc is wrapped so that tests can make it fail (test_queue.c).
+UNIT_LDFLAGS := -Wl,--wrap=realloc
 $(BUILD)/tests/unit: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(LIBS)
+	$(CC) $(CFLAGS) -Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(UNIT_LDFLAGS) $(LIBS)
 
 $(BUILD)/tests/unit-asan: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(LIBS)
+		-Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(UNIT_LDFLAGS) $(LIBS)
 
 $(BUILD)/tests/%: tests/workloads/%.c
 	@mkdir -p $(@D)

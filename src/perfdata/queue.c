@@ -4,14 +4,21 @@
 #include <string.h>
 #include "queue.h"
 
+/* Records start 8-aligned in the buffer, as the reader hands them out. */
+#define SLOT(size) (((size_t)(size) + 7) & ~(size_t)7)
+
 int perf_queue__push(struct perf_queue *q, const struct perf_event_header *rec, uint64_t time,
 		     int kind)
 {
-	if (q->len + rec->size > q->cap) {
+	size_t need = q->len + SLOT(rec->size);
+
+	if (rec->size < sizeof(*rec))
+		return -EINVAL;
+	if (need > q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 1 << 20;
 		char *p;
 
-		while (cap < q->len + rec->size)
+		while (cap < need)
 			cap *= 2;
 		p = realloc(q->buf, cap);
 		if (!p)
@@ -33,16 +40,24 @@ int perf_queue__push(struct perf_queue *q, const struct perf_event_header *rec, 
 	q->refs[q->nr].off = q->len;
 	q->refs[q->nr].kind = kind;
 	q->nr++;
-	q->len += rec->size;
+	q->len = need;
 	return 0;
 }
 
+/* Buffer offsets follow arrival order: they break ties between equal times. */
 static int cmp_ref(const void *a, const void *b)
 {
 	const struct perf_queue_ref *x = a, *y = b;
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
+	return x->off < y->off ? -1 : (x->off > y->off);
+}
+
+static int cmp_off(const void *a, const void *b)
+{
+	const struct perf_queue_ref *x = a, *y = b;
+
 	return x->off < y->off ? -1 : (x->off > y->off);
 }
 
@@ -55,6 +70,49 @@ const struct perf_event_header *perf_queue__get(const struct perf_queue *q, size
 {
 	*kind = q->refs[i].kind;
 	return (const void *)(q->buf + q->refs[i].off);
+}
+
+int perf_queue__flush_until(struct perf_queue *q, uint64_t limit,
+			    int (*fn)(const struct perf_event_header *rec, uint64_t time, int kind,
+				      void *arg),
+			    void *arg)
+{
+	size_t i, k, len = 0;
+	int err = 0;
+
+	perf_queue__sort(q);
+	for (i = 0; i < q->nr && q->refs[i].time <= limit; i++) {
+		const struct perf_queue_ref *ref = &q->refs[i];
+
+		err = fn((const void *)(q->buf + ref->off), ref->time, ref->kind, arg);
+		if (err)
+			break;
+	}
+	if (!i)
+		return err;
+	if (i == q->nr) {
+		perf_queue__clear(q);
+		return err;
+	}
+	/*
+	 * Keep the rest, compacted in buffer order: a record only moves down,
+	 * over records handed out or already moved, so it overwrites none that
+	 * is still to move, and buffer order stays arrival order.
+	 */
+	q->nr -= i;
+	memmove(q->refs, q->refs + i, q->nr * sizeof(*q->refs));
+	qsort(q->refs, q->nr, sizeof(*q->refs), cmp_off);
+	for (k = 0; k < q->nr; k++) {
+		const struct perf_event_header *h = (const void *)(q->buf + q->refs[k].off);
+		size_t size = h->size;
+
+		if (q->refs[k].off != len)
+			memmove(q->buf + len, h, size);
+		q->refs[k].off = len;
+		len += SLOT(size);
+	}
+	q->len = len;
+	return err;
 }
 
 void perf_queue__clear(struct perf_queue *q)

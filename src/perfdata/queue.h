@@ -2,10 +2,13 @@
 /*
  * A time-ordered queue of perf records: each pushed record is copied into
  * one buffer with its time and a caller's kind, and handed out sorted by
- * time, records of equal time in arrival order. record fills one from
- * several sources (side-band rings, on-CPU rings, streamed off-CPU blocks)
- * and writes it as one perf round; memory is bounded by what one drain of
- * the buffers can hold.
+ * time, records of equal time in arrival order.
+ *
+ * record fills one from several sources (side-band rings, on-CPU rings,
+ * streamed off-CPU blocks) and writes it whole as one perf round; memory is
+ * bounded by what one drain of the buffers can hold. report queues what it
+ * reads and, at the end of each perf round, flushes what is not newer than
+ * a limit (perf's FINISHED_ROUND ordering), keeping the rest.
  */
 #ifndef OFFCPU_PERFDATA_QUEUE_H
 #define OFFCPU_PERFDATA_QUEUE_H
@@ -16,7 +19,7 @@
 
 struct perf_queue_ref {
 	uint64_t time;
-	size_t off;
+	size_t off; /* into buf, 8-aligned; in arrival order */
 	int kind;
 };
 
@@ -27,13 +30,23 @@ struct perf_queue {
 	size_t nr, cap_refs;
 };
 
-/* Copy @rec into the queue. Returns 0 or -ENOMEM. */
+/* Copy @rec into the queue. Returns 0, -EINVAL (size below a header) or -ENOMEM. */
 int perf_queue__push(struct perf_queue *q, const struct perf_event_header *rec, uint64_t time,
 		     int kind);
 /* Sort by time; records of equal time keep their arrival order. */
 void perf_queue__sort(struct perf_queue *q);
 /* The i-th record after sorting. */
 const struct perf_event_header *perf_queue__get(const struct perf_queue *q, size_t i, int *kind);
+/*
+ * Hand @fn the records not newer than @limit, in time order, and keep the
+ * rest (compacted, still in arrival order) for a later flush. Stops at the
+ * first error of @fn and returns it: the records handed out before it are
+ * gone, the one it failed on and the later ones stay.
+ */
+int perf_queue__flush_until(struct perf_queue *q, uint64_t limit,
+			    int (*fn)(const struct perf_event_header *rec, uint64_t time, int kind,
+				      void *arg),
+			    void *arg);
 void perf_queue__clear(struct perf_queue *q);
 void perf_queue__free(struct perf_queue *q);
 

@@ -46,5 +46,6 @@ struct unit_test {
 extern const struct unit_test perfdata_tests[];
 extern const struct unit_test util_tests[];
 extern const struct unit_test report_tests[];
+extern const struct unit_test queue_tests[];
 
 #endif
