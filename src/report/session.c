@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "session.h"
+#include "../perfdata/queue.h"
 #include "../perfdata/reader.h"
 #include "../util/util.h"
 
@@ -21,12 +22,6 @@ struct mapset {
 	struct map *maps;
 	size_t nr, cap;
 	uint64_t gen;
-};
-
-/* A record waiting for its round to end, as perf orders them: by time. */
-struct queued {
-	uint64_t time, seq;
-	size_t off; /* into queue_buf, 8-aligned */
 };
 
 struct session {
@@ -50,11 +45,8 @@ struct session {
 	size_t key_cap;
 	uint32_t frames[MAX_FRAMES];
 	uint32_t unknown;
-	struct queued *queue;
-	size_t nr_queued, cap_queued;
-	uint8_t *queue_buf;
-	size_t queue_len, queue_cap;
-	uint64_t seq, round_max, prev_round_max;
+	struct perf_queue queue; /* records waiting for their round to end */
+	uint64_t round_max, prev_round_max;
 };
 
 static uint32_t comm_for(struct session *s, uint32_t pid, uint32_t tid)
@@ -600,85 +592,9 @@ static int record_time(struct session *s, const struct perf_event_header *h, uin
 	return 0;
 }
 
-static int enqueue(struct session *s, const struct perf_event_header *h, uint64_t t)
+static int flush_one(const struct perf_event_header *h, uint64_t time, int kind, void *arg)
 {
-	size_t need = s->queue_len + PERF_ALIGN(h->size, 8);
-
-	if (need > s->queue_cap) {
-		size_t c = s->queue_cap ? s->queue_cap : 1 << 20;
-		uint8_t *n;
-
-		while (c < need)
-			c *= 2;
-		n = realloc(s->queue_buf, c);
-		if (!n)
-			return -ENOMEM;
-		s->queue_buf = n;
-		s->queue_cap = c;
-	}
-	if (s->nr_queued == s->cap_queued) {
-		size_t c = s->cap_queued ? s->cap_queued * 2 : 4096;
-		struct queued *n = realloc(s->queue, c * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->queue = n;
-		s->cap_queued = c;
-	}
-	memcpy(s->queue_buf + s->queue_len, h, h->size);
-	s->queue[s->nr_queued++] = (struct queued){ t, s->seq++, s->queue_len };
-	s->queue_len = need;
-	if (t > s->round_max)
-		s->round_max = t;
-	return 0;
-}
-
-static int cmp_queued(const void *a, const void *b)
-{
-	const struct queued *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : 1;
-}
-
-static int cmp_offset(const void *a, const void *b)
-{
-	const struct queued *x = a, *y = b;
-
-	return (x->off > y->off) - (x->off < y->off);
-}
-
-/* Process, in time order, the queued records not newer than @limit. */
-static int flush_queue(struct session *s, uint64_t limit)
-{
-	size_t i, k, len = 0;
-	int err = 0;
-
-	if (s->nr_queued)
-		qsort(s->queue, s->nr_queued, sizeof(*s->queue), cmp_queued);
-	for (i = 0; i < s->nr_queued && s->queue[i].time <= limit && !err; i++)
-		err = on_record(s, (const void *)(s->queue_buf + s->queue[i].off));
-	if (err)
-		return err;
-	/* keep the rest, compacted in buffer order so no record overwrites another */
-	if (i < s->nr_queued)
-		memmove(s->queue, s->queue + i, (s->nr_queued - i) * sizeof(*s->queue));
-	s->nr_queued -= i;
-	if (s->nr_queued)
-		qsort(s->queue, s->nr_queued, sizeof(*s->queue), cmp_offset);
-	for (i = 0, k = 0; i < s->nr_queued; i++, k++) {
-		const struct perf_event_header *h = (const void *)(s->queue_buf + s->queue[i].off);
-		size_t sz = PERF_ALIGN(h->size, 8);
-
-		memmove(s->queue_buf + len, h, h->size);
-		s->queue[k] = s->queue[i];
-		s->queue[k].off = len;
-		len += sz;
-	}
-	s->nr_queued = k;
-	s->queue_len = len;
-	return 0;
+	return on_record(arg, h);
 }
 
 /*
@@ -698,14 +614,16 @@ static int session__add(struct session *s, const struct perf_event_header *h)
 		return -ENOTSUP;
 	}
 	if (h->type == PERF_RECORD_FINISHED_ROUND) {
-		err = flush_queue(s, s->prev_round_max);
+		err = perf_queue__flush_until(&s->queue, s->prev_round_max, flush_one, s);
 		s->prev_round_max = s->round_max;
 		return err;
 	}
 	err = record_time(s, h, &t);
 	if (err)
 		return err;
-	return enqueue(s, h, t);
+	if (t > s->round_max)
+		s->round_max = t;
+	return perf_queue__push(&s->queue, h, t, 0);
 }
 
 static void progress(struct session *s, bool done)
@@ -735,8 +653,7 @@ static void session__free(struct session *s)
 	hashmap__free(&s->addr_frames);
 	free(s->cached);
 	free(s->key);
-	free(s->queue);
-	free(s->queue_buf);
+	perf_queue__free(&s->queue);
 	symbolizer__free(s->sym);
 	perf_reader__close(s->r);
 }
@@ -775,7 +692,7 @@ int session__load(const struct session_opts *o, struct profile *p)
 			progress(&s, false);
 	}
 	if (!ret)
-		ret = flush_queue(&s, UINT64_MAX);
+		ret = perf_queue__flush_until(&s.queue, UINT64_MAX, flush_one, &s);
 	if (o->progress)
 		progress(&s, true);
 	if (ret == -EINVAL) {
