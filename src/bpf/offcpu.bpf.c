@@ -61,6 +61,8 @@ const volatile __u64 wakeup_bytes = 0; /* ring buffer fill that wakes user space
 /* vm.mmap_min_addr: nothing is mapped below it, so a frame pointer there ends
  * the walk as a failed read would, without the cost of a page fault */
 const volatile __u64 user_min_addr = 0;
+/* frames the kernel's helper stores at most: min(127, kernel.perf_event_max_stack) */
+const volatile __u32 user_max_depth = OFFCPU_MAX_STACK_DEPTH;
 /* --verify-stacks: also run the kernel's helpers and count every difference */
 const volatile bool verify_stacks = false;
 /* tests only (OFFCPU_FAULT_SKIP_SWITCH_IN=N): ignore every Nth switch-in of
@@ -345,15 +347,21 @@ static __always_inline long user_walk(struct task_struct *task, __u64 *buf)
 
 	if (!task->mm || (task->flags & (PF_USER_WORKER | PF_IO_WORKER)))
 		return -1;
+	/* pending uretprobes: the kernel puts back the return addresses their
+	 * trampolines replaced (6.11+); the helper does that */
+	if (bpf_core_field_exists(task->utask) && task->utask && task->utask->return_instances)
+		return -1;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs || regs->cs != USER64_CS)
 		return -1;
 	buf[0] = regs->ip;
 	fp = regs->bp;
-	for (i = 1; i < OFFCPU_MAX_STACK_DEPTH; i++) {
+	for (i = 1; i < OFFCPU_MAX_STACK_DEPTH && i < user_max_depth; i++) {
 		/* the kernel's walk stops where a read fails: not a user address,
 		 * or not readable without faulting a page in (the helper checks
-		 * both); a null frame pointer, the usual end, faults: skip that */
+		 * both). A null frame pointer, the usual end, would fault: below
+		 * vm.mmap_min_addr nothing is mapped (but for a process with
+		 * CAP_SYS_RAWIO that maps memory there; --verify-stacks tells) */
 		if (fp < user_min_addr)
 			break;
 		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
@@ -544,6 +552,8 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
  * time: since it blocked it has run for (ran_ns now - ran_ns then), so it was
  * off-CPU for the rest and ran again at (now - that). Its kernel stack is
  * gone (the task has run since); its user stack was taken when it blocked.
+ * The CPU time leaves out time stolen by the hypervisor (and irq time where
+ * that is accounted): a recovered block includes those of the run after it.
  */
 static __always_inline void recover(void *ctx, struct task_struct *prev, struct offcpu_task *t,
 				    __u64 now, __u64 ran_ns, bool btf)
@@ -561,7 +571,10 @@ static __always_inline void recover(void *ctx, struct task_struct *prev, struct 
 	key.state = t->state;
 	key.cgroup_id = t->cgroup_id;
 	count(OFFCPU_CNT_RECOVERED);
-	account(ctx, &key, gone - ran, now - ran);
+	/* written at the time it was recovered, not at its switch-in (now -
+	 * ran): after a long run that would be older than rounds already
+	 * written, out of order for perf */
+	account(ctx, &key, gone - ran, now);
 }
 
 /*
@@ -618,7 +631,7 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 	 * skips it, leaves no trace to find) */
 	if (want && t && t->nvcsw && fault_skip_out && ++fault_seen_out % fault_skip_out == 0) {
 		count(OFFCPU_CNT_FAULTS);
-		t = NULL; /* as if the kernel had not called this program */
+		return; /* as if the kernel had not called this program */
 	}
 	if (t && btf)
 		t->nvcsw = prev->nvcsw; /* already counts this switch */
@@ -632,7 +645,7 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 			switch_out(ctx, prev, t, state, now, ran_ns, btf);
 		else
 			t->ts = 0;
-	} else if (want && !(fault_skip_out && fault_seen_out % fault_skip_out == 0)) {
+	} else if (want) {
 		count(OFFCPU_CNT_NO_STORAGE);
 	}
 	t = task_of(next, btf, false);
@@ -657,6 +670,13 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 		return;
 	if (fault_skip_in && ++fault_seen % fault_skip_in == 0)
 		return;
+	/* it ran since its recorded switch-out: both its switch-in and its
+	 * switch-out since were skipped; that block's end is not known */
+	if (TASK_FIELD(btf, next, se.sum_exec_runtime) != t->ran_ns) {
+		count(OFFCPU_CNT_UNPAIRED);
+		t->ts = 0;
+		return;
+	}
 	switch_in(ctx, next, t, now ?: bpf_ktime_get_ns(), btf);
 }
 

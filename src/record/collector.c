@@ -67,16 +67,16 @@ static bool switch_has_prev_state(const char *btf_path)
 	return ret;
 }
 
-/* vm.mmap_min_addr, or 0 (no shortcut for the user stack walk) if unreadable. */
-static uint64_t mmap_min_addr(void)
+/* A number from /proc/sys, or @dflt if it cannot be read. */
+static uint64_t sysctl_u64(const char *path, uint64_t dflt)
 {
-	unsigned long long v = 0;
-	FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
+	unsigned long long v;
+	FILE *f = fopen(path, "r");
 
 	if (!f)
-		return 0;
+		return dflt;
 	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
+		v = dflt;
 	fclose(f);
 	return v;
 }
@@ -99,8 +99,16 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	skel->rodata->user_stacks = o->user_stacks;
 	skel->rodata->kernel_stacks = o->kernel_stacks;
 	skel->rodata->verify_stacks = o->verify_stacks;
-	skel->rodata->user_min_addr = mmap_min_addr();
+	/* no shortcut for the user stack walk if unreadable */
+	skel->rodata->user_min_addr = sysctl_u64("/proc/sys/vm/mmap_min_addr", 0);
+	/* the kernel's helpers store at most this many frames (fixed while
+	 * anything that takes call chains is loaded, as this is) */
+	skel->rodata->user_max_depth = (uint32_t)sysctl_u64("/proc/sys/kernel/perf_event_max_stack",
+							    OFFCPU_MAX_STACK_DEPTH);
 	/* fault injection for the tests: see fault_skip_in in the BPF program */
+	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN") || getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"))
+		pr_warn("TEST FAULT INJECTION: context switches are ignored on purpose "
+			"(OFFCPU_FAULT_SKIP_SWITCH_IN/OUT): this recording is not complete");
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"))
 		skel->rodata->fault_skip_in = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"), NULL, 10);
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"))

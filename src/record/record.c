@@ -171,7 +171,7 @@ static const struct argp_option record_options[] = {
 	{ 0, 0, 0, 0, "Environment:", 5 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of /sys/kernel/btf/vmlinux", 5 },
 	{ "raw-tp", OPT_RAW_TP, 0, 0, "Attach with raw_tp instead of tp_btf (the automatic fallback; user stacks only)", 5 },
-	{ "verify-stacks", OPT_VERIFY_STACKS, 0, 0, "Also walk every user stack with the kernel's own helper and report any difference from offcpu's walk (slower; a self-check)", 5 },
+	{ "verify-stacks", OPT_VERIFY_STACKS, 0, 0, "Also walk every user and kernel stack with the kernel's own helpers and report any difference from offcpu's walks (slower; a self-check)", 5 },
 	{ "verbose", 'v', 0, 0, "More messages (twice: debug, libbpf's log)", 5 },
 	{ 0 },
 };
