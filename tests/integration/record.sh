@@ -316,7 +316,9 @@ test_stack_walks_match_kernel() {
 # attaching every 60 ms, 0 without). offcpu recovers such blocks from the
 # thread's CPU time. Here the collector is made to ignore every 3rd switch-in
 # of a blocked thread (a test-only fault injection), so a third of the
-# blocks take that path: every thread still holds to the truth.
+# blocks take that path: every ground-truth thread still holds to the truth,
+# and so does a thread that runs 100 ms on the CPU after each of its blocks
+# (a recovery that forgot to take its CPU time out would count it off-CPU).
 test_recovers_skipped_switch_ins() {
 	OFFCPU_FAULT_SKIP_SWITCH_IN=3 record_truth -o gt.data -- "$GT" -r truth.txt
 	cat rec.err
@@ -326,6 +328,16 @@ test_recovers_skipped_switch_ins() {
 	check_threads truth.txt perf.tot 5
 	per_tid_offcpu gt.data >own.tot
 	check_threads truth.txt own.tot 5
+	# spin 100 ms, sleep 100 ms, 9 times: off-CPU = wall - CPU
+	OFFCPU_FAULT_SKIP_SWITCH_IN=3 "$OFFCPU" record -o spin.data --state S,D,R -- "$SPIN" 0.1 0.1 9 >spin.txt 2>rec.err ||
+		{ cat rec.err; fail "record spin failed"; }
+	cat rec.err
+	n=$(grep -o '[0-9]* blocks recovered' rec.err | cut -d' ' -f1)
+	[ "${n:-0}" -ge 2 ] || fail "only ${n:-0} of spin's blocks took the recovery path"
+	read -r cpu wall <spin.txt
+	got=$(perf script -i spin.data -F period 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+	echo "spin: off-CPU $(((wall - cpu) / 1000000)) ms by its clocks, $((got / 1000000)) ms recorded"
+	within 5 "$got" $((wall - cpu)) || fail "spin's off-CPU time is wrong with recovered blocks"
 }
 
 # The kernel can also skip offcpu's program at a thread's switch-out: that
