@@ -45,6 +45,7 @@ struct korc_syms {
 	/* walk limits */
 	__u64 max_depth;	/* min(127, kernel.perf_event_max_stack) at start-up */
 	__u64 thread_size;	/* THREAD_SIZE expected (16 KiB on x86-64 without KASAN) */
+	__u64 cache_bits;	/* the per-CPU ORC cache holds 1 << cache_bits entries */
 };
 
 /* Negative return values of korc_task_stack(): why it asked for the fallback. */

@@ -45,7 +45,7 @@
 
 #define KORC_NSLOTS	127		/* slots of the caller's ips[] buffer */
 #define KORC_STACK_CAP	8192		/* bytes of live stack we copy at most */
-#define KORC_CACHE_BITS	14
+#define KORC_CACHE_BITS	14	/* at most; user space sizes it (korc_syms.cache_bits) */
 #define KORC_CACHE_SIZE	(1u << KORC_CACHE_BITS)
 #define KORC_MAX_STEPS	192		/* unwind steps (stored + skipped frames) */
 #ifndef KORC_UNROLL
@@ -204,7 +204,9 @@ __noinline __u64 korc_orc_lookup(__u64 ip, __u64 nr)
 /* Cached ORC lookup; returns packed entry or KORC_ORC_FAIL. */
 static __always_inline __u64 korc_orc_get(__u64 ip)
 {
-	__u32 idx = (__u32)((ip * 0x9E3779B97F4A7C15ULL) >> (64 - KORC_CACHE_BITS));
+	/* the map has 1 << cache_bits entries (user space sizes it by the
+	 * number of CPUs); the lookup checks the index against that */
+	__u32 idx = (__u32)((ip * 0x9E3779B97F4A7C15ULL) >> (64 - korc_syms.cache_bits));
 	struct korc_cache_ent *ce = bpf_map_lookup_elem(&korc_orc_cache, &idx);
 	__u64 v;
 

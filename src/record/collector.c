@@ -119,6 +119,14 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 		/* without the kernel's addresses every kernel stack is the helper's */
 		if (korc_read_syms_err(&skel->rodata->korc_syms, why, sizeof(why)))
 			pr_info("kernel stacks are walked by the kernel's helper: %s", why);
+		/* the ORC cache is per CPU, 16 bytes an entry: 16384 entries a CPU
+		 * up to 32 CPUs, then fewer, 8 MiB in all, but 1024 at least */
+		skel->rodata->korc_syms.cache_bits = 14;
+		while (ncpus > 0 && skel->rodata->korc_syms.cache_bits > 10 &&
+		       (16ULL << skel->rodata->korc_syms.cache_bits) * (uint64_t)ncpus > (8ULL << 20))
+			skel->rodata->korc_syms.cache_bits--;
+		bpf_map__set_max_entries(skel->maps.korc_orc_cache,
+					 1u << skel->rodata->korc_syms.cache_bits);
 	}
 	skel->rodata->state_mask = o->state_mask;
 	skel->rodata->has_prev_state = switch_has_prev_state(o->btf_path);

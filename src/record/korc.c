@@ -109,6 +109,7 @@ int korc_read_syms_err(struct korc_syms *out, char *errbuf, size_t errlen)
 		fclose(f);
 	}
 	out->thread_size = KORC_THREAD_SIZE;
+	out->cache_bits = 14;
 	out->enabled = 1;
 	return 0;
 }
