@@ -2,7 +2,7 @@
 /*
  * korc_abi.h - configuration shared by the korc BPF unwinder and user space.
  *
- * User space fills this from /proc/kallsyms (korc_read_syms()) and stores it
+ * User space fills this from /proc/kallsyms (korc_read_syms_err()) and stores it
  * in the BPF object's read-only data before loading, so the verifier sees
  * every field as a constant.  All fields are plain __u64 so the layout is the
  * same for the BPF target and x86-64 user space.

@@ -20,7 +20,7 @@
  *
  * Include after vmlinux.h, bpf_helpers.h and bpf_core_read.h, from a
  * tracing program (tp_btf, fentry, ...).  User space must fill korc_syms
- * (korc_read_syms()) in .rodata before loading.
+ * (korc_read_syms_err()) in .rodata before loading.
  *
  * Facts reproduced (kernel 6.x, arch/x86/kernel/unwind_orc.c, stacktrace.c,
  * kernel/stacktrace.c, kernel/bpf/stackmap.c):
