@@ -117,7 +117,8 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 		char why[256];
 
 		/* without the kernel's addresses every kernel stack is the helper's */
-		if (korc_read_syms_err(&skel->rodata->korc_syms, why, sizeof(why)))
+		if (korc_read_syms_err(&skel->rodata->korc_syms, skel->rodata->user_max_depth,
+				       why, sizeof(why)))
 			pr_info("kernel stacks are walked by the kernel's helper: %s", why);
 		/* the ORC cache is per CPU, 16 bytes an entry: 16384 entries a CPU
 		 * up to 32 CPUs, then fewer, 8 MiB in all, but 1024 at least */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <stdint.h>
 #include "korc.h"
 
 /* sizeof(struct orc_entry) on x86-64 (s16, s16, 16 bits of bitfields, packed) */
@@ -49,7 +50,7 @@ static int fail(struct korc_syms *out, char *errbuf, size_t errlen, const char *
 	return -1;
 }
 
-int korc_read_syms_err(struct korc_syms *out, char *errbuf, size_t errlen)
+int korc_read_syms_err(struct korc_syms *out, uint64_t max_depth, char *errbuf, size_t errlen)
 {
 	int found[NWANTS] = { 0 };
 	char line[512];
@@ -98,18 +99,9 @@ int korc_read_syms_err(struct korc_syms *out, char *errbuf, size_t errlen)
 	if (out->orc_stop - out->orc_start != out->nr_orc * KORC_ORC_ENTRY_SIZE)
 		return fail(out, errbuf, errlen, "%s", "kallsyms: ORC ip and entry tables differ in length");
 
-	/* bpf_get_task_stack() walks at most min(127, perf_event_max_stack) frames here */
-	out->max_depth = KORC_MAX_SLOTS;
-	f = fopen("/proc/sys/kernel/perf_event_max_stack", "r");
-	if (f) {
-		unsigned long v;
-
-		if (fscanf(f, "%lu", &v) == 1 && v < out->max_depth)
-			out->max_depth = v;
-		fclose(f);
-	}
+	/* bpf_get_task_stack() walks at most min(127, perf_event_max_stack) frames */
+	out->max_depth = max_depth < KORC_MAX_SLOTS ? max_depth : KORC_MAX_SLOTS;
 	out->thread_size = KORC_THREAD_SIZE;
-	out->cache_bits = 14;
 	out->enabled = 1;
 	return 0;
 }

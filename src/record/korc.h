@@ -2,16 +2,19 @@
 #ifndef KORC_H
 #define KORC_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <linux/types.h>
 #include "korc_abi.h"
 
 /*
- * Fill *out from /proc/kallsyms and /proc/sys/kernel/perf_event_max_stack.
+ * Fill *out from /proc/kallsyms; @max_depth is kernel.perf_event_max_stack
+ * (the helper stores at most that many frames, and never more than 127).
  * Returns 0 and out->enabled = 1 when everything korc needs was found;
  * otherwise returns -1 with out->enabled = 0 (korc_task_stack() will then
  * always ask for the bpf_get_task_stack() fallback) and, if errbuf is not
  * NULL, a human-readable reason in errbuf.
  */
-int korc_read_syms_err(struct korc_syms *out, char *errbuf, size_t errlen);
+int korc_read_syms_err(struct korc_syms *out, uint64_t max_depth, char *errbuf, size_t errlen);
 
 #endif /* KORC_H */
