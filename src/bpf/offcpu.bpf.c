@@ -186,12 +186,17 @@ struct task_struct___old {
  * here), a probe read on raw_tp (about 35 ns: a helper call). */
 #define TASK_FIELD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
 
-static __always_inline void count(__u32 idx)
+static __always_inline void count_n(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
 
 	if (v)
-		*v += 1;
+		*v += n;
+}
+
+static __always_inline void count(__u32 idx)
+{
+	count_n(idx, 1);
 }
 
 static __always_inline long task_state(struct task_struct *t)
@@ -314,6 +319,12 @@ static __always_inline __u64 store_stack(void *map, __u64 *buf, long n)
 	return 0;
 }
 
+/* Frames in what a stack helper returned (bytes, or a negative error). */
+static __always_inline long frames_of(long bytes)
+{
+	return bytes > 0 ? (long)((__u64)bytes / sizeof(__u64)) : 0;
+}
+
 /* Same frames, same number: what --verify-stacks checks. */
 static __always_inline bool same_stack(const __u64 *a, long na, const __u64 *b, long nb)
 {
@@ -388,7 +399,7 @@ static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, boo
 	if (n < 0) {
 		n = bpf_get_stack(ctx, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64),
 				  BPF_F_USER_STACK);
-		n = n > 0 ? (long)((__u64)n / sizeof(__u64)) : n;
+		n = frames_of(n);
 		if (btf)
 			count(OFFCPU_CNT_USER_HELPER);
 	} else if (verify_stacks) {
@@ -396,9 +407,8 @@ static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, boo
 		if (vbuf) {
 			vn = bpf_get_stack(ctx, vbuf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64),
 					   BPF_F_USER_STACK);
-			vn = vn > 0 ? (long)((__u64)vn / sizeof(__u64)) : 0;
 			count(OFFCPU_CNT_VERIFIED);
-			if (!same_stack(buf, n, vbuf, vn))
+			if (!same_stack(buf, n, vbuf, frames_of(vn)))
 				count(OFFCPU_CNT_VERIFY_USER_BAD);
 		}
 	}
@@ -447,8 +457,7 @@ static __always_inline __u64 kernel_stack(struct task_struct *next)
 		if (vbuf) {
 			vn = bpf_get_task_stack(next, vbuf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64), 0);
 			count(OFFCPU_CNT_VERIFIED);
-			if (vn != n || !same_stack(buf, n > 0 ? (long)((__u64)n / sizeof(__u64)) : 0,
-						   vbuf, vn > 0 ? (long)((__u64)vn / sizeof(__u64)) : 0))
+			if (vn != n || !same_stack(buf, frames_of(n), vbuf, frames_of(vn)))
 				count(OFFCPU_CNT_VERIFY_KERNEL_BAD);
 		}
 	}
@@ -456,7 +465,7 @@ static __always_inline __u64 kernel_stack(struct task_struct *next)
 		count(OFFCPU_CNT_KSTACK_FAIL);
 		return 0;
 	}
-	key = store_stack(&kstacks, buf, (long)((__u64)n / sizeof(__u64)));
+	key = store_stack(&kstacks, buf, frames_of(n));
 	if (!key)
 		count(OFFCPU_CNT_KSTACK_FAIL);
 	return key;
@@ -524,6 +533,17 @@ static __always_inline void account(void *ctx, struct offcpu_key *key, __u64 del
 	add_summed(key, delta);
 }
 
+/* The key of @task's open block, as its switch-out left it in @t. */
+static __always_inline void block_key(struct offcpu_key *key, struct task_struct *task,
+				      const struct offcpu_task *t, bool btf)
+{
+	key->pid = TASK_FIELD(btf, task, pid);
+	key->tgid = TASK_FIELD(btf, task, tgid);
+	key->user_stack = t->user_stack;
+	key->state = t->state;
+	key->cgroup_id = t->cgroup_id;
+}
+
 static __always_inline void switch_in(void *ctx, struct task_struct *next, struct offcpu_task *t,
 				      __u64 now, bool btf)
 {
@@ -533,11 +553,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 	delta = now - t->ts;
 	t->ts = 0;
 
-	key.pid = TASK_FIELD(btf, next, pid);
-	key.tgid = TASK_FIELD(btf, next, tgid);
-	key.user_stack = t->user_stack;
-	key.state = t->state;
-	key.cgroup_id = t->cgroup_id;
+	block_key(&key, next, t, btf);
 	if (kernel_stacks && btf)
 		key.kern_stack = kernel_stack(next);
 	account(ctx, &key, delta, now);
@@ -565,11 +581,7 @@ static __always_inline void recover(void *ctx, struct task_struct *prev, struct 
 		count(OFFCPU_CNT_UNPAIRED);
 		return;
 	}
-	key.pid = TASK_FIELD(btf, prev, pid);
-	key.tgid = TASK_FIELD(btf, prev, tgid);
-	key.user_stack = t->user_stack;
-	key.state = t->state;
-	key.cgroup_id = t->cgroup_id;
+	block_key(&key, prev, t, btf);
 	count(OFFCPU_CNT_RECOVERED);
 	/* written at the time it was recovered, not at its switch-in (now -
 	 * ran): after a long run that would be older than rounds already
@@ -658,12 +670,8 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 	 * (neither its start nor its stack is known), so it is counted.
 	 */
 	if (btf && t->nvcsw && next->nvcsw != t->nvcsw) {
-		__u64 *v, missed = next->nvcsw - t->nvcsw;
-		__u32 idx = OFFCPU_CNT_MISSED_OUT;
-
-		v = bpf_map_lookup_elem(&counters, &idx);
-		if (v && missed < 1000000)
-			*v += missed;
+		if (next->nvcsw - t->nvcsw < 1000000)
+			count_n(OFFCPU_CNT_MISSED_OUT, next->nvcsw - t->nvcsw);
 		t->nvcsw = next->nvcsw;
 	}
 	if (!t->ts)
