@@ -24,7 +24,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
 
-CORE_SRCS := src/util/util.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c \
+CORE_SRCS := src/util/util.c src/util/outfile.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c \
 	src/perfdata/queue.c
 RECORD_SRCS := src/record/record.c src/record/collector.c src/record/sideband.c src/record/synth.c \
 	src/record/target.c src/record/buildids.c src/record/rings.c src/record/output.c \

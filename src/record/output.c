@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,156 +28,174 @@ static char *rotated_name(const char *base)
 	return name;
 }
 
-static int remove_tree(const char *path)
+static int set_error(struct output *o, int err, const char *msg)
 {
-	struct dirent *de;
-	DIR *d = opendir(path);
-	char p[PATH_MAX];
-
-	if (!d)
-		return unlink(path) ? -errno : 0;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	return rmdir(path) ? -errno : 0;
+	free(o->error);
+	o->error = strdup(msg);
+	return err;
 }
 
 int output__begin(struct output *o)
 {
-	size_t len;
+	unsigned flags = 0;
+	char *name;
+	int err;
 
 	o->fd = -1;
-	if (o->pipe) {
+	free(o->error);
+	o->error = NULL;
+	if (o->to_stdout) {
+		o->pipe = true;
 		o->fd = STDOUT_FILENO;
 		return 0;
 	}
-	free(o->final_path);
-	free(o->tmp_path);
-	o->final_path = o->rotate ? rotated_name(o->base) : strdup(o->base);
-	len = strlen(o->final_path) + 32;
-	o->tmp_path = malloc(len);
-	if (!o->final_path || !o->tmp_path)
-		return -ENOMEM;
-	snprintf(o->tmp_path, len, "%s.tmp.%d", o->final_path, (int)getpid());
+	if (o->rotate)
+		flags |= OUTFILE_UNIQUE;
+	else
+		flags |= OUTFILE_KEEP_OLD;
+	if (o->dir)
+		flags |= OUTFILE_DIR;
+	else if (!o->rotate)
+		flags |= OUTFILE_DEVICE;
+	name = o->rotate ? rotated_name(o->base) : strdup(o->base);
+	if (!name)
+		return set_error(o, -ENOMEM, "out of memory");
+	err = outfile__open(&o->file, name, flags, 0600);
+	free(name);
+	if (err)
+		return set_error(o, err, o->file.msg);
+	o->open = true;
 	if (o->dir) {
-		char data[PATH_MAX];
-
-		if (mkdir(o->tmp_path, 0700)) {
-			int err = -errno;
-
-			pr_err("cannot create directory %s: %s", o->tmp_path, strerror(errno));
+		o->fd = outfile__create_in(&o->file, "data");
+		if (o->fd < 0) {
+			err = set_error(o, o->fd, o->file.msg);
+			output__discard(o);
 			return err;
 		}
-		snprintf(data, sizeof(data), "%s/data", o->tmp_path);
-		o->fd = open(data, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	} else {
-		o->fd = open(o->tmp_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	}
-	if (o->fd < 0) {
-		int err = -errno;
-
-		pr_err("cannot create %s: %s", o->tmp_path, strerror(errno));
-		if (o->dir)
-			rmdir(o->tmp_path);
-		return err;
+		o->fd = o->file.fd;
+		o->pipe = o->file.fifo; /* a reader at the other end: perf's pipe format */
 	}
 	return 0;
 }
 
 int output__open_stream(struct output *o, int i)
 {
-	char path[PATH_MAX];
+	char name[32];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/data.%d", o->tmp_path, i);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		int err = -errno;
-
-		pr_err("cannot create %s: %s", path, strerror(errno));
-		return err;
-	}
+	snprintf(name, sizeof(name), "data.%d", i);
+	fd = outfile__create_in(&o->file, name);
+	if (fd < 0)
+		set_error(o, fd, o->file.msg);
 	return fd;
 }
 
 static void prune(struct output *o)
 {
 	while (o->max_files && o->nr_kept > o->max_files) {
-		if (o->dir)
-			remove_tree(o->kept[0]);
-		else
-			unlink(o->kept[0]);
-		free(o->kept[0]);
+		int err = outfile__remove_ref(&o->kept[0]);
+
+		if (!err) {
+			o->removed++;
+		} else {
+			o->vanished++;
+			pr_warn("left %s alone: %s", o->kept[0].name,
+				err == -ESTALE ? "it is no longer the file offcpu wrote" : strerror(-err));
+		}
+		outfile__ref_free(&o->kept[0]);
 		memmove(o->kept, o->kept + 1, (o->nr_kept - 1) * sizeof(*o->kept));
 		o->nr_kept--;
-		o->removed++;
 	}
 }
 
 int output__commit(struct output *o)
 {
-	char old[PATH_MAX];
-	struct stat st;
-	char **kept;
+	struct outfile_ref *kept;
+	int err;
 
-	if (o->pipe)
+	if (o->to_stdout)
 		return 0;
-	if (o->fd >= 0 && close(o->fd)) {
-		o->fd = -1;
-		return -errno;
-	}
+	if (o->dir && o->fd >= 0)
+		close(o->fd); /* data; the directory itself is the outfile's */
 	o->fd = -1;
-	if (!o->rotate && lstat(o->final_path, &st) == 0) {
-		snprintf(old, sizeof(old), "%s.old", o->final_path);
-		if (S_ISDIR(st.st_mode))
-			remove_tree(old);
-		if (rename(o->final_path, old))
-			pr_warn("cannot keep the old %s as %s: %s", o->final_path, old,
-				strerror(errno));
+	err = outfile__commit(&o->file);
+	if (err) {
+		set_error(o, err, o->file.msg);
+		outfile__free(&o->file);
+		o->open = false;
+		return err;
 	}
-	if (rename(o->tmp_path, o->final_path))
-		return -errno;
-	kept = realloc(o->kept, (o->nr_kept + 1) * sizeof(*kept));
-	if (!kept)
-		return -ENOMEM;
-	o->kept = kept;
-	o->kept[o->nr_kept++] = strdup(o->final_path);
+	free(o->last);
+	o->last = strdup(o->file.final);
+	o->written++;
+	if (o->rotate) {
+		kept = realloc(o->kept, (o->nr_kept + 1) * sizeof(*kept));
+		if (!kept || outfile__ref(&o->file, &kept[o->nr_kept])) {
+			if (kept)
+				o->kept = kept;
+			outfile__free(&o->file);
+			o->open = false;
+			return set_error(o, -ENOMEM, "out of memory");
+		}
+		o->kept = kept;
+		o->nr_kept++;
+	}
+	outfile__free(&o->file);
+	o->open = false;
 	prune(o);
-	return 0;
+	return o->last ? 0 : set_error(o, -ENOMEM, "out of memory");
 }
 
 void output__discard(struct output *o)
 {
-	if (o->pipe)
+	if (o->to_stdout || !o->open)
 		return;
-	if (o->fd >= 0)
+	if (o->dir && o->fd >= 0)
 		close(o->fd);
 	o->fd = -1;
-	if (o->tmp_path)
-		remove_tree(o->tmp_path);
+	outfile__discard(&o->file);
+	outfile__free(&o->file);
+	o->open = false;
 }
 
 const char *output__last(const struct output *o)
 {
-	if (o->pipe)
+	if (o->to_stdout)
 		return "-";
-	return o->nr_kept ? o->kept[o->nr_kept - 1] : o->base;
+	return o->last ? o->last : o->base;
+}
+
+size_t output__on_disk(const struct output *o)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < o->nr_kept; i++) {
+		struct stat st;
+
+		if (!fstatat(o->kept[i].dirfd, o->kept[i].name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    st.st_dev == o->kept[i].dev && st.st_ino == o->kept[i].ino)
+			n++;
+	}
+	return n;
+}
+
+const char *output__error(const struct output *o)
+{
+	return o->error;
 }
 
 void output__free(struct output *o)
 {
 	size_t i;
 
+	output__discard(o);
 	for (i = 0; i < o->nr_kept; i++)
-		free(o->kept[i]);
+		outfile__ref_free(&o->kept[i]);
 	free(o->kept);
-	free(o->tmp_path);
-	free(o->final_path);
+	free(o->last);
+	free(o->error);
 	o->kept = NULL;
-	o->tmp_path = o->final_path = NULL;
+	o->last = o->error = NULL;
 	o->nr_kept = 0;
 }

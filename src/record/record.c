@@ -114,9 +114,12 @@ struct record {
 
 static volatile sig_atomic_t stop_signal, switch_requested;
 
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM };
+static bool switch_on_usr2;
+
 static void on_signal(int sig)
 {
-	if (sig == SIGUSR2)
+	if (sig == SIGUSR2 && switch_on_usr2)
 		switch_requested = 1;
 	else
 		stop_signal = sig;
@@ -1011,12 +1014,17 @@ static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_m
 	if (r->oncpu)
 		fprintf(stderr, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
 			(unsigned long long)r->st.oncpu_samples, (unsigned long long)r->o.freq);
-	if (r->out.pipe)
+	if (r->out.to_stdout)
 		fprintf(stderr, "offcpu: wrote the recording to standard output\n");
+	else if (r->out.pipe)
+		fprintf(stderr, "offcpu: wrote the recording into the fifo %s (perf's pipe format)\n",
+			output__last(&r->out));
 	else if (r->out.rotate)
-		fprintf(stderr, "offcpu: wrote %zu files, the last %s (%s)%s\n", r->files,
-			output__last(&r->out), fmt_size(file_size, size, sizeof(size)),
-			r->out.removed ? ", older ones removed (--switch-max-files)" : "");
+		fprintf(stderr, "offcpu: wrote %zu files, %zu of them on disk now (%zu removed by "
+			"--switch-max-files%s), the last %s (%s)\n", r->out.written,
+			output__on_disk(&r->out), r->out.removed,
+			r->out.vanished ? ", others removed or replaced by someone else" : "",
+			output__last(&r->out), fmt_size(file_size, size, sizeof(size)));
 	else
 		fprintf(stderr, "offcpu: wrote %s (%s)\n", output__last(&r->out),
 			fmt_size(file_size, size, sizeof(size)));
@@ -1614,15 +1622,26 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	}
 
+	/*
+	 * Every signal that would end offcpu by default ends the recording with a
+	 * complete file instead: a dropped ssh session (SIGHUP), kill, timeout(1).
+	 * SIGUSR2 switches files with --switch-output and stops otherwise.
+	 */
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (r.o.switch_signal)
-		sigaction(SIGUSR2, &sa, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++) {
+		struct sigaction old;
+
+		/* a signal ignored from the start (nohup) stays ignored */
+		if (!sigaction(stop_signals[i], NULL, &old) && old.sa_handler == SIG_IGN &&
+		    !(stop_signals[i] == SIGUSR2 && r.o.switch_signal))
+			continue;
+		sigaction(stop_signals[i], &sa, NULL);
+	}
+	switch_on_usr2 = r.o.switch_signal;
 	signal(SIGPIPE, SIG_IGN);
 	r.out.base = r.o.output;
-	r.out.pipe = r.o.pipe_output;
+	r.out.to_stdout = r.o.pipe_output;
 	r.out.rotate = r.o.switch_signal || r.o.switch_bytes || r.o.switch_ns;
 	r.out.max_files = r.o.switch_max_files;
 	r.out.dir = r.o.threads != 0;
@@ -1691,7 +1710,10 @@ int cmd_record(int argc, char **argv)
 	if (!err && r.out.dir)
 		err = start_threads(&r);
 	if (err) {
-		pr_err("cannot write %s: %s", r.o.output, strerror(-err));
+		if (output__error(&r.out))
+			pr_err("%s", output__error(&r.out));
+		else
+			pr_err("cannot write %s: %s", r.o.output, strerror(-err));
 		goto out;
 	}
 	if (r.have_workload) {
@@ -1711,7 +1733,10 @@ int cmd_record(int argc, char **argv)
 	if (!err)
 		err = finish(&r);
 	if (err == -EPIPE)
-		pr_err("cannot write to standard output: the reader went away");
+		pr_err("cannot write to %s: the reader went away",
+		       r.o.pipe_output ? "standard output" : r.o.output);
+	else if (err && output__error(&r.out))
+		pr_err("%s", output__error(&r.out));
 	else if (err)
 		pr_err("cannot write %s: %s", r.o.pipe_output ? "the recording" : r.o.output,
 		       strerror(-err));

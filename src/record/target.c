@@ -41,8 +41,23 @@ int workload__prepare(struct workload *w, char **argv)
 
 		close(go[1]);
 		close(errp[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
+		sigset_t none;
+
+		/*
+		 * Signals offcpu catches go back to their default here (exec would
+		 * do it too); those ignored from the start (nohup) stay ignored.
+		 * SIGPIPE is ignored by offcpu itself: the command gets the default.
+		 */
+		for (int sig = 1; sig < NSIG; sig++) {
+			struct sigaction cur;
+
+			if (sig != SIGKILL && sig != SIGSTOP && !sigaction(sig, NULL, &cur) &&
+			    cur.sa_handler != SIG_IGN && cur.sa_handler != SIG_DFL)
+				signal(sig, SIG_DFL);
+		}
+		signal(SIGPIPE, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		/* Wait for the collector; EOF (parent died) means do not run. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);

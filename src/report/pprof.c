@@ -115,19 +115,14 @@ static void value_type(struct pb *b, struct pb *sub, uint32_t field, struct strs
 	pb_msg(b, field, sub);
 }
 
-static int gzip_to(const char *path, const uint8_t *data, size_t len)
+static int gzip_to(int fd, const uint8_t *data, size_t len)
 {
 	z_stream z = { 0 };
 	uint8_t out[65536];
-	int fd, zr, err = 0;
+	int zr, err = 0;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		close(fd);
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
-	}
 	z.next_in = (uint8_t *)data;
 	z.avail_in = (uInt)len;
 	do {
@@ -141,12 +136,10 @@ static int gzip_to(const char *path, const uint8_t *data, size_t len)
 		err = write_full(fd, out, sizeof(out) - z.avail_out);
 	} while (!err && zr != Z_STREAM_END);
 	deflateEnd(&z);
-	if (close(fd) && !err)
-		err = -errno;
 	return err;
 }
 
-int pprof__write(const struct profile *p, int event, const char *path)
+int pprof__write(const struct profile *p, int event, int fd)
 {
 	const struct profile_event *ev = &p->events[event];
 	struct pb b = { 0 }, sub = { 0 }, sub2 = { 0 };
@@ -289,7 +282,7 @@ int pprof__write(const struct profile *p, int event, const char *path)
 	if (err)
 		goto out;
 	pb_raw(&b, s.out.d, s.out.len);
-	err = b.err ? b.err : gzip_to(path, b.d, b.len);
+	err = b.err ? b.err : gzip_to(fd, b.d, b.len);
 out:
 	free(b.d);
 	free(sub.d);

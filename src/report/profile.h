@@ -134,7 +134,7 @@ enum sort_key { SORT_COMM, SORT_PID, SORT_TID, SORT_DSO, SORT_SYM, SORT_STATE, S
 
 int text__write(const struct profile *p, const struct text_opts *o, FILE *f);
 int folded__write(const struct profile *p, int event, FILE *f);
-int pprof__write(const struct profile *p, int event, const char *path);
+int pprof__write(const struct profile *p, int event, int fd);
 int svg__write(const struct profile *p, int event, const char *title, FILE *f);
 int json__write(const struct profile *p, FILE *f);
 

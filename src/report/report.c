@@ -14,6 +14,7 @@
 #include "report.h"
 #include "profile.h"
 #include "session.h"
+#include "../util/outfile.h"
 #include "../util/util.h"
 
 enum {
@@ -237,20 +238,46 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 	return 0;
 }
 
-static int write_svg(const struct profile *p, int ev, const char *path, const char *input)
+/*
+ * --svg and --pprof files: made through outfile, so a planted symlink or
+ * another user's file at the name is refused, not followed or overwritten.
+ */
+static int write_output(const struct profile *p, int ev, const char *path, const char *input,
+			bool svg)
 {
-	FILE *f = fopen(path, "we");
+	struct outfile f;
+	FILE *fp;
 	int err;
 
-	if (!f) {
-		pr_err("cannot create %s: %s", path, strerror(errno));
-		return -errno;
+	err = outfile__open(&f, path, OUTFILE_DEVICE, 0644);
+	if (err) {
+		pr_err("%s", f.msg);
+		return err;
 	}
-	err = svg__write(p, ev, input, f);
-	if (fclose(f) && !err)
-		err = -errno;
+	if (svg) {
+		fp = fdopen(f.fd, "w");
+		if (!fp) {
+			err = -errno;
+			goto fail;
+		}
+		f.fd = -1; /* fclose closes it */
+		err = svg__write(p, ev, input, fp);
+		if (fclose(fp) && !err)
+			err = -errno;
+	} else {
+		err = pprof__write(p, ev, f.fd);
+	}
 	if (err)
-		pr_err("cannot write %s: %s", path, strerror(-err));
+		goto fail;
+	err = outfile__commit(&f);
+	if (err)
+		pr_err("%s", f.msg);
+	outfile__free(&f);
+	return err;
+fail:
+	pr_err("cannot write %s: %s", path, strerror(-err));
+	outfile__discard(&f);
+	outfile__free(&f);
 	return err;
 }
 
@@ -286,10 +313,10 @@ int cmd_report(int argc, char **argv)
 		pr_err("cannot write folded stacks: %s", strerror(-ret));
 	if (!ret && o.json && (ret = json__write(&p, stdout)))
 		pr_err("cannot write json: %s", strerror(-ret));
-	if (!ret && o.pprof && (ret = pprof__write(&p, ev, o.pprof)))
-		pr_err("cannot write %s: %s", o.pprof, strerror(-ret));
+	if (!ret && o.pprof)
+		ret = write_output(&p, ev, o.pprof, o.s.input, false);
 	if (!ret && o.svg)
-		ret = write_svg(&p, ev, o.svg, o.s.input);
+		ret = write_output(&p, ev, o.svg, o.s.input, true);
 	if (!ret && !o.folded && !o.json && !o.pprof && !o.svg)
 		ret = text__write(&p, &o.t, stdout);
 	if (!ret && (fflush(stdout) || ferror(stdout))) {

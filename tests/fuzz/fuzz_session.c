@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ev >= 0) {
 			folded__write(&p, ev, null);
 			svg__write(&p, ev, "fuzz", null);
-			pprof__write(&p, ev, "/dev/null");
+			pprof__write(&p, ev, fileno(null));
 		}
 	}
 	profile__free(&p);

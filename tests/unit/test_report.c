@@ -251,9 +251,9 @@ static void test_pprof(void)
 	int fd = mkstemp(path);
 
 	CHECK(fd >= 0);
-	close(fd);
 	make_profile(&p);
-	CHECK(pprof__write(&p, 0, path) == 0);
+	CHECK(pprof__write(&p, 0, fd) == 0);
+	close(fd);
 	gz = gzopen(path, "rb");
 	CHECK(gz != NULL);
 	if (!gz)
