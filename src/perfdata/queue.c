@@ -63,7 +63,8 @@ static int cmp_off(const void *a, const void *b)
 
 void perf_queue__sort(struct perf_queue *q)
 {
-	qsort(q->refs, q->nr, sizeof(*q->refs), cmp_ref);
+	if (q->nr > 1) /* refs is NULL while the queue never held a record */
+		qsort(q->refs, q->nr, sizeof(*q->refs), cmp_ref);
 }
 
 const struct perf_event_header *perf_queue__get(const struct perf_queue *q, size_t i, int *kind)
@@ -100,8 +101,10 @@ int perf_queue__flush_until(struct perf_queue *q, uint64_t limit,
 	 * is still to move, and buffer order stays arrival order.
 	 */
 	q->nr -= i;
-	memmove(q->refs, q->refs + i, q->nr * sizeof(*q->refs));
-	qsort(q->refs, q->nr, sizeof(*q->refs), cmp_off);
+	if (q->nr) {
+		memmove(q->refs, q->refs + i, q->nr * sizeof(*q->refs));
+		qsort(q->refs, q->nr, sizeof(*q->refs), cmp_off);
+	}
 	for (k = 0; k < q->nr; k++) {
 		const struct perf_event_header *h = (const void *)(q->buf + q->refs[k].off);
 		size_t size = h->size;

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include "reader.h"
 
@@ -300,6 +302,13 @@ static int open_file_mode(struct perf_reader *r)
 		if (err)
 			return err;
 	}
+	/*
+	 * perf never sets bit 0 (reserved) or a bit past 63 (it defines about
+	 * 32): a header that does is damaged, and its index would be misread.
+	 */
+	if ((h->features[0] & 1) || h->features[1] || h->features[2] || h->features[3])
+		return fail(r, "the feature bitmap at offset 72 has bits no perf sets (reserved bit "
+			    "0, or bits past 63): damaged header");
 	/* feature index right after the data */
 	{
 		uint64_t off = h->data.offset + h->data.size;
@@ -315,6 +324,12 @@ static int open_file_mode(struct perf_reader *r)
 			memcpy(&r->feat[bit], r->data + off, sizeof(r->feat[bit]));
 			if (!in_bounds(r, r->feat[bit].offset, r->feat[bit].size))
 				memset(&r->feat[bit], 0, sizeof(r->feat[bit]));
+			else if (r->feat[bit].size &&
+				 r->feat[bit].offset < h->data.offset + h->data.size)
+				return fail(r, "feature %d's section (offset %llu, size %llu) lies "
+					    "before the end of the data: damaged header", bit,
+					    (unsigned long long)r->feat[bit].offset,
+					    (unsigned long long)r->feat[bit].size);
 			off += sizeof(struct perf_file_section);
 		}
 	}
@@ -326,37 +341,117 @@ static int open_file_mode(struct perf_reader *r)
 	return 0;
 }
 
-static int slurp_fd(struct perf_reader *r, int fd)
+/* Read from @fd until @buf holds @want bytes or the input ends. */
+static int read_upto(int fd, uint8_t **buf, size_t *cap, size_t *len, size_t want)
 {
-	size_t cap = 1 << 20, len = 0;
-	uint8_t *buf = malloc(cap);
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
+	while (*len < want) {
 		ssize_t n;
 
-		if (len == cap) {
+		if (*len == *cap) {
+			size_t ncap = *cap * 2;
 			uint8_t *nb;
 
-			cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
+			if (ncap < *cap) /* overflow */
+				return -EFBIG;
+			nb = realloc(*buf, ncap);
+			if (!nb)
 				return -ENOMEM;
-			}
-			buf = nb;
+			*buf = nb;
+			*cap = ncap;
 		}
-		n = read(fd, buf + len, cap - len);
+		n = read(fd, *buf + *len, *cap - *len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			free(buf);
 			return -errno;
 		}
 		if (n == 0)
 			break;
-		len += (size_t)n;
+		*len += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Read a stream (stdin, a fifo, a device) into memory, checking as it goes,
+ * so that something that is not perf.data is refused after a few bytes, not
+ * read to its end (-i /dev/zero): the 16-byte header first; in pipe mode
+ * every record header (a size under 8 ends the reading and is reported by
+ * the parser); in file mode no more than the header says the file holds.
+ */
+static int slurp_fd(struct perf_reader *r, int fd)
+{
+	size_t cap = 1 << 20, len = 0, want;
+	uint8_t *buf = malloc(cap);
+	uint64_t magic = 0, hsize = 0;
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	err = read_upto(fd, &buf, &cap, &len, 16);
+	if (err)
+		goto out;
+	if (len >= 16) {
+		memcpy(&magic, buf, 8);
+		memcpy(&hsize, buf + 8, 8);
+	}
+	if (magic != PERF_MAGIC2)
+		goto out; /* reader_init() says what is wrong */
+	if (hsize == sizeof(struct perf_pipe_file_header)) {
+		size_t pos = 16; /* next record */
+
+		for (;;) {
+			struct perf_event_header h;
+			size_t before = len;
+
+			/* check the records read so far, then read another chunk */
+			while (pos + sizeof(h) <= len) {
+				memcpy(&h, buf + pos, sizeof(h));
+				if (h.size < sizeof(h))
+					goto out;
+				pos += h.size;
+			}
+			err = read_upto(fd, &buf, &cap, &len, len + (1 << 20));
+			if (err || len == before)
+				goto out;
+		}
+	}
+	if (hsize == sizeof(struct perf_file_header)) {
+		struct perf_file_header h;
+		uint64_t end;
+		int bits = 0, i;
+
+		err = read_upto(fd, &buf, &cap, &len, sizeof(h));
+		if (err || len < sizeof(h))
+			goto out;
+		memcpy(&h, buf, sizeof(h));
+		for (i = 0; i < 4; i++)
+			bits += __builtin_popcountll(h.features[i]);
+		end = h.data.offset + h.data.size;
+		if (end < h.data.offset || h.attrs.offset + h.attrs.size > end)
+			goto out; /* implausible: the parser refuses it */
+		end += (uint64_t)bits * sizeof(struct perf_file_section);
+		want = end > SIZE_MAX ? SIZE_MAX : (size_t)end;
+		err = read_upto(fd, &buf, &cap, &len, want);
+		if (err || len < want)
+			goto out;
+		/* the feature sections the index points at */
+		for (i = 0; i < bits; i++) {
+			struct perf_file_section sec;
+			size_t at = (size_t)(h.data.offset + h.data.size) + (size_t)i * sizeof(sec);
+
+			memcpy(&sec, buf + at, sizeof(sec));
+			if (sec.offset + sec.size >= sec.offset && sec.offset + sec.size > end &&
+			    sec.size < (1ULL << 30))
+				end = sec.offset + sec.size;
+		}
+		want = end > SIZE_MAX ? SIZE_MAX : (size_t)end;
+		err = read_upto(fd, &buf, &cap, &len, want);
+	}
+out:
+	if (err) {
+		free(buf);
+		return err;
 	}
 	r->data = buf;
 	r->size = len;
@@ -364,70 +459,231 @@ static int slurp_fd(struct perf_reader *r, int fd)
 	return 0;
 }
 
-static int map_file(const char *path, const uint8_t **data, size_t *size)
+/*
+ * A mapped file that shrinks under the reader (truncated by another process)
+ * raises SIGBUS on the next access past its new end. The handler turns that
+ * into a clear error instead of a crash: it knows which file each mapping is.
+ */
+#define MAX_GUARDED 64
+static struct {
+	const uint8_t *start;
+	size_t size;
+	char path[256];
+} guarded[MAX_GUARDED];
+static bool guard_installed;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	const uint8_t *a = si->si_addr;
+	size_t i;
+
+	(void)uc;
+	for (i = 0; i < MAX_GUARDED; i++) {
+		if (guarded[i].start && a >= guarded[i].start &&
+		    a < guarded[i].start + guarded[i].size) {
+			static const char pre[] = "offcpu: error: ", post[] =
+				" shrank while it was being read (truncated by another process?)\n";
+
+			if (write(2, pre, sizeof(pre) - 1) < 0 ||
+			    write(2, guarded[i].path, strlen(guarded[i].path)) < 0 ||
+			    write(2, post, sizeof(post) - 1) < 0)
+				_exit(1);
+			_exit(1);
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void guard_map(const void *start, size_t size, const char *path)
+{
+	size_t i;
+
+	if (!guard_installed) {
+		struct sigaction sa = { 0 };
+
+		sa.sa_sigaction = on_sigbus;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, NULL);
+		guard_installed = true;
+	}
+	for (i = 0; i < MAX_GUARDED; i++) {
+		if (!guarded[i].start) {
+			snprintf(guarded[i].path, sizeof(guarded[i].path), "%s", path);
+			guarded[i].size = size;
+			guarded[i].start = start; /* last: the handler reads it first */
+			return;
+		}
+	}
+}
+
+static void unguard_map(const void *start)
+{
+	size_t i;
+
+	for (i = 0; i < MAX_GUARDED; i++)
+		if (guarded[i].start == start)
+			guarded[i].start = NULL;
+}
+
+/*
+ * perf's rule: a file owned by another user (not root) may have been planted
+ * or changed by them; it is read only with -f.
+ */
+static int check_owner(const struct stat *st, const char *path, unsigned flags, char *err,
+		       size_t errlen)
+{
+	if ((flags & PERF_READER_FORCE) || !st->st_uid || st->st_uid == geteuid())
+		return 0;
+	snprintf(err, errlen, "%s is owned by user %u, not by the current user or root (-f reads "
+		 "it anyway)", path, (unsigned)st->st_uid);
+	return -EPERM;
+}
+
+static int map_file(const char *path, const uint8_t **data, size_t *size, unsigned flags,
+		    char *err, size_t errlen)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
 	void *m;
 
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return e;
+	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
+		snprintf(err, errlen, "cannot read %s: not a regular file", path);
 		return -EINVAL;
+	}
+	e = check_owner(&st, path, flags, err, errlen);
+	if (e) {
+		close(fd);
+		return e;
 	}
 	*size = (size_t)st.st_size;
 	*data = NULL;
 	if (st.st_size > 0) {
 		m = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {
+			e = -errno;
 			close(fd);
-			return -errno;
+			snprintf(err, errlen, "cannot map %s: %s", path, strerror(-e));
+			return e;
 		}
 		*data = m;
+		guard_map(m, *size, path);
 	}
 	close(fd);
 	return 0;
 }
 
-/* X/data.0 ... X/data.N next to X/data, merged with its data section by time. */
-static int open_streams(struct perf_reader *r, const char *dir, char *err, size_t errlen)
+/* data.N: N in decimal without leading zeros; -1 for any other name. */
+static long stream_number(const char *name)
 {
-	char path[4096];
-	size_t n;
+	const char *p = name + 5;
+	long n = 0;
+
+	if (strncmp(name, "data.", 5) || !*p || (p[0] == '0' && p[1]))
+		return -1;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || n > MAX_STREAMS)
+			return -1;
+		n = n * 10 + (*p - '0');
+	}
+	return n;
+}
+
+/*
+ * X/data.0 ... X/data.N next to X/data, merged with its data section by
+ * time. A directory whose streams are not exactly data.0 to data.N (one
+ * missing, renamed or a copy of another) would give wrong totals without a
+ * word: it is refused unless PERF_READER_FORCE, which reads what is there.
+ */
+static int open_streams(struct perf_reader *r, const char *dir, unsigned flags, char *err,
+			size_t errlen)
+{
+	char path[4096], problem[512] = "";
+	bool *present = NULL;
+	long n, max = -1;
+	struct dirent *de;
+	size_t i, j;
+	DIR *d;
+	int e = 0;
 
 	if (!r->feat[FEAT_DIR_FORMAT].size)
 		return 0; /* as perf: without DIR_FORMAT, data.N are not part of the file */
 	r->st = calloc(MAX_STREAMS + 1, sizeof(*r->st));
-	if (!r->st) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+	present = calloc(MAX_STREAMS + 1, sizeof(*present));
+	d = opendir(dir);
+	if (!r->st || !present || !d) {
+		e = d ? -ENOMEM : -errno;
+		snprintf(err, errlen, "cannot read %s: %s", dir, strerror(-e));
+		goto out;
 	}
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "data.", 5))
+			continue;
+		n = stream_number(de->d_name);
+		if (n < 0 || n >= MAX_STREAMS) {
+			if (!problem[0])
+				snprintf(problem, sizeof(problem), "%s is not a stream name (data.0 to "
+					 "data.%d)", de->d_name, MAX_STREAMS - 1);
+			continue;
+		}
+		present[n] = true;
+		if (n > max)
+			max = n;
+	}
+	for (n = 0; n <= max && !problem[0]; n++)
+		if (!present[n])
+			snprintf(problem, sizeof(problem), "data.%ld is missing, though data.%ld is "
+				 "there", n, max);
 	r->st[0] = (struct rstream){ r->data, r->size, r->pos, r->end, 0, false };
 	r->nr_st = 1;
-	for (n = 0; n < MAX_STREAMS; n++) {
+	for (n = 0; n <= max; n++) {
 		struct rstream *s = &r->st[r->nr_st];
-		int e;
 
-		snprintf(path, sizeof(path), "%s/data.%zu", dir, n);
-		e = map_file(path, &s->data, &s->size);
-		if (e == -ENOENT)
-			break;
-		if (e) {
-			snprintf(err, errlen, "cannot read %s: %s", path, strerror(-e));
-			return e;
-		}
+		if (!present[n])
+			continue;
+		snprintf(path, sizeof(path), "%s/data.%ld", dir, n);
+		e = map_file(path, &s->data, &s->size, flags, err, errlen);
+		if (e)
+			goto out;
 		s->pos = 0;
 		s->end = s->size;
 		r->nr_st++;
 	}
-	return 0;
+	/* a stream that is a byte-for-byte copy of another counts its time twice */
+	for (i = 1; i < r->nr_st && !problem[0]; i++)
+		for (j = i + 1; j < r->nr_st && !problem[0]; j++)
+			if (r->st[i].size && r->st[i].size == r->st[j].size &&
+			    !memcmp(r->st[i].data, r->st[j].data, r->st[i].size))
+				snprintf(problem, sizeof(problem), "data.%zu is a byte-for-byte "
+					 "copy of data.%zu", j - 1, i - 1);
+	if (problem[0]) {
+		if (!(flags & PERF_READER_FORCE)) {
+			snprintf(err, errlen, "%s: %s; the recording is incomplete or altered (-f "
+				 "reads what is there)", dir, problem);
+			e = -EINVAL;
+			goto out;
+		}
+		fprintf(stderr, "offcpu: warning: %s: %s; reading what is there (-f)\n", dir,
+			problem);
+	}
+out:
+	if (d)
+		closedir(d);
+	free(present);
+	return e;
 }
 
-static int reader_init(struct perf_reader *r, const char *path, const char *dir, char *err,
-		       size_t errlen);
+static int reader_init(struct perf_reader *r, const char *path, const char *dir, unsigned flags,
+		       char *err, size_t errlen);
 
-struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen)
+struct perf_reader *perf_reader__open(const char *path, unsigned flags, char *err, size_t errlen)
 {
 	struct perf_reader *r = calloc(1, sizeof(*r));
 	struct stat st;
@@ -458,6 +714,8 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
 				goto fail;
 			}
 		}
+		if (S_ISREG(st.st_mode) && check_owner(&st, path, flags, err, errlen))
+			goto fail;
 		if (S_ISREG(st.st_mode) && st.st_size > 0) {
 			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 
@@ -468,6 +726,7 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
 			r->data = m;
 			r->size = (size_t)st.st_size;
 			r->mapped = true;
+			guard_map(m, r->size, path);
 		} else {
 			e = slurp_fd(r, fd);
 		}
@@ -478,7 +737,7 @@ struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-e));
 		goto fail;
 	}
-	if (reader_init(r, path, dir, err, errlen))
+	if (reader_init(r, path, dir, flags, err, errlen))
 		goto fail;
 	return r;
 fail:
@@ -502,7 +761,7 @@ struct perf_reader *perf_reader__open_mem(const void *data, size_t size, char *e
 	memcpy(copy, data, size);
 	r->data = copy;
 	r->size = size;
-	if (reader_init(r, "input", NULL, err, errlen)) {
+	if (reader_init(r, "input", NULL, 0, err, errlen)) {
 		perf_reader__close(r);
 		return NULL;
 	}
@@ -510,8 +769,8 @@ struct perf_reader *perf_reader__open_mem(const void *data, size_t size, char *e
 }
 
 /* Header checks and event setup, once the input is in memory. */
-static int reader_init(struct perf_reader *r, const char *path, const char *dir, char *err,
-		       size_t errlen)
+static int reader_init(struct perf_reader *r, const char *path, const char *dir, unsigned flags,
+		       char *err, size_t errlen)
 {
 	uint64_t magic = 0, hsize = 0;
 
@@ -520,7 +779,8 @@ static int reader_init(struct perf_reader *r, const char *path, const char *dir,
 		memcpy(&hsize, r->data + 8, 8);
 	}
 	if (magic != PERF_MAGIC2) {
-		snprintf(err, errlen, "%s is not a perf.data file (%s)", path,
+		snprintf(err, errlen, "%s is not a perf.data file (%s)",
+			 strcmp(path, "-") ? path : "standard input",
 			 r->size < 16 ? "too short" : "bad magic at offset 0");
 		return -EINVAL;
 	}
@@ -533,7 +793,7 @@ static int reader_init(struct perf_reader *r, const char *path, const char *dir,
 		return -EINVAL;
 	}
 	r->base = r->data;
-	if (dir && !r->pipe && open_streams(r, dir, err, errlen))
+	if (dir && !r->pipe && open_streams(r, dir, flags, err, errlen))
 		return -EINVAL;
 	r->err[0] = 0;
 	return 0;
@@ -553,12 +813,17 @@ void perf_reader__close(struct perf_reader *r)
 	free(r->idx);
 	for (i = 0; i < FEAT_MAX; i++)
 		free(r->pipe_feat[i]);
-	for (i = 1; i < r->nr_st; i++)
-		if (r->st[i].size)
+	for (i = 1; i < r->nr_st; i++) {
+		if (r->st[i].size) {
+			unguard_map(r->st[i].data);
 			munmap((void *)r->st[i].data, r->st[i].size);
+		}
+	}
 	free(r->st);
-	if (r->mapped)
+	if (r->mapped) {
+		unguard_map(r->data);
 		munmap((void *)r->data, r->size);
+	}
 	else
 		free((void *)r->data);
 	free(r);

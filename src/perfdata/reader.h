@@ -20,8 +20,18 @@ struct perf_reader_event {
 
 struct perf_reader;
 
-/* Open @path ("-" for stdin; a directory in perf's directory format). Returns NULL and fills @err on failure. */
-struct perf_reader *perf_reader__open(const char *path, char *err, size_t errlen);
+/*
+ * PERF_READER_FORCE: read a file owned by another user (not root), and a
+ * directory whose data.N streams are not exactly data.0 to data.N.
+ */
+#define PERF_READER_FORCE 1u
+
+/*
+ * Open @path ("-" for stdin; a directory in perf's directory format). Returns
+ * NULL and fills @err on failure. A mapped file that shrinks while it is read
+ * ends the process with an error naming it (exit 1), not with SIGBUS.
+ */
+struct perf_reader *perf_reader__open(const char *path, unsigned flags, char *err, size_t errlen);
 void perf_reader__close(struct perf_reader *r);
 /* Open a copy of @size bytes at @data (file or pipe mode), as from a file named "input". */
 struct perf_reader *perf_reader__open_mem(const void *data, size_t size, char *err, size_t errlen);

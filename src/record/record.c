@@ -34,6 +34,9 @@
 #include "../perfdata/sample.h"
 #include "../util/util.h"
 #include "../util/intset.h"
+#include <math.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define DEFAULT_FREQ 4000
@@ -284,6 +287,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 			return usage_error(st, "invalid cpu list '%s'", arg);
 		break;
 	case 'G':
+		if (!*arg)
+			return usage_error(st, "empty cgroup name: give a path below the cgroup2 "
+					   "mount (-a records everything)%s", "");
 		o->cgroup = arg;
 		break;
 	case 'o':
@@ -301,7 +307,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 		char *end;
 
 		ms = strtod(arg, &end);
-		if (!*arg || *end || ms < 0 || ms > 1e9)
+		if (!*arg || *end || !isfinite(ms) || ms < 0 || ms > 1e9)
 			return usage_error(st, "invalid --off-cpu-thresh '%s' (milliseconds)", arg);
 		o->thresh_ns = (uint64_t)(ms * 1e6 + 0.5);
 		o->thresh_given = true;
@@ -344,7 +350,8 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case 'm':
 		if (parse_u64(arg, &v) || v < 1 || v > (1u << 20) || (v & (v - 1)))
-			return usage_error(st, "invalid --mmap-pages '%s' (a power of two)", arg);
+			return usage_error(st, "invalid --mmap-pages '%s' (a power of two from 1 to "
+					   "1048576 pages)", arg);
 		o->mmap_pages = (size_t)v;
 		break;
 	case OPT_BUFFER:
@@ -415,6 +422,16 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case ARGP_KEY_END:
 		if (o->nr_pids && o->nr_tids)
 			return usage_error(st, "-p and -t cannot be combined%s", "");
+		if (o->nr_cpus) {
+			int ncpu = libbpf_num_possible_cpus();
+			char msg[96];
+
+			if (ncpu > 0 && o->cpus[o->nr_cpus - 1] >= ncpu) {
+				snprintf(msg, sizeof(msg), "invalid cpu %d in -C: this machine has "
+					 "cpus 0 to %d", o->cpus[o->nr_cpus - 1], ncpu - 1);
+				return usage_error(st, "%s", msg);
+			}
+		}
 		if (o->argc && (o->nr_pids || o->nr_tids))
 			return usage_error(st, "a command cannot be combined with -p or -t%s", "");
 		if (o->system_wide && (o->nr_pids || o->nr_tids))
@@ -794,6 +811,11 @@ static int setup_targets(struct record *r, struct collector_opts *co, int *cgrou
 			pr_err("process %d does not exist", o->pids[i]);
 			return -ESRCH;
 		}
+		if (is_kernel_thread(o->pids[i])) {
+			pr_err("%d is a kernel thread: offcpu records user tasks only (kernel threads "
+			       "are left out of every recording)", o->pids[i]);
+			return -EINVAL;
+		}
 		if (tgid != o->pids[i])
 			pr_warn("%d is a thread of process %d: recording the whole process",
 				o->pids[i], tgid);
@@ -805,6 +827,11 @@ static int setup_targets(struct record *r, struct collector_opts *co, int *cgrou
 		if (tgid < 0) {
 			pr_err("thread %d does not exist", o->tids[i]);
 			return -ESRCH;
+		}
+		if (is_kernel_thread(o->tids[i])) {
+			pr_err("%d is a kernel thread: offcpu records user tasks only (kernel threads "
+			       "are left out of every recording)", o->tids[i]);
+			return -EINVAL;
 		}
 		intset__add(&r->tracked, tgid);
 		intset__add(&r->tids, o->tids[i]);
@@ -1598,7 +1625,7 @@ int cmd_record(int argc, char **argv)
 	struct record r = { .out.fd = -1 };
 	struct collector_opts co = { 0 };
 	struct sigaction sa = { 0 };
-	int cgroup_fd = -1, err, argi;
+	int cgroup_fd = -1, err, argi, workload_signal = 0;
 
 	r.o.output = "offcpu.data";
 	r.o.state_mask = OFFCPU_DEFAULT_STATES;
@@ -1620,6 +1647,21 @@ int cmd_record(int argc, char **argv)
 		       "CONFIG_DEBUG_INFO_BTF=y (5.11 or newer), or --btf FILE",
 		       r.o.btf_path ? r.o.btf_path : "/sys/kernel/btf/vmlinux");
 		return 1;
+	}
+	if (r.o.btf_path) {
+		libbpf_print_fn_t prev = libbpf_set_print(NULL); /* the error below says it */
+		struct btf *btf = btf__parse(r.o.btf_path, NULL);
+		int e = errno;
+
+		libbpf_set_print(prev);
+		errno = e;
+		if (!btf) {
+			pr_err("cannot read BTF from %s: %s", r.o.btf_path,
+			       errno == EINVAL || errno > 4000 ? "not a BTF file or an ELF file with "
+			       "a .BTF section" : strerror(errno));
+			return 1;
+		}
+		btf__free(btf);
 	}
 
 	/*
@@ -1746,7 +1788,14 @@ out:
 		workload__kill(&r.wl, SIGTERM);
 	} else if (r.have_workload) {
 		workload__kill(&r.wl, 0);
+		/* a command that died of a signal on its own: said, and offcpu exits
+		 * 128 + the signal, as a shell reports it (perf dies of it) */
+		if (!err && r.wl.reaped && WIFSIGNALED(r.wl.status) && r.workload_started)
+			workload_signal = WTERMSIG(r.wl.status);
 	}
+	if (workload_signal)
+		fprintf(stderr, "offcpu: the command was killed by signal %d (%s)\n",
+			workload_signal, strsignal(workload_signal));
 	if (r.have_workload && !err && r.wl.reaped && WIFEXITED(r.wl.status) &&
 	    WEXITSTATUS(r.wl.status) && !r.o.quiet)
 		fprintf(stderr, "offcpu: the command exited with status %d\n",
@@ -1772,5 +1821,5 @@ out:
 	free(r.o.cpus);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
-	return err ? 1 : 0;
+	return err ? 1 : workload_signal ? 128 + workload_signal : 0;
 }

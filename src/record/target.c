@@ -147,6 +147,33 @@ int tid_to_tgid(int tid)
 	return tgid;
 }
 
+bool is_kernel_thread(int tid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* the command name may hold anything */
+	if (!p)
+		return false;
+	/* state ppid pgrp session tty_nr tpgid flags */
+	for (i = 0; i < 6 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %*s %lu", &flags) != 1)
+		return false;
+	return flags & 0x00200000; /* PF_KTHREAD */
+}
+
 bool thread_alive(int tgid, int tid)
 {
 	return syscall(SYS_tgkill, tgid, tid, 0) == 0 || errno == EPERM;

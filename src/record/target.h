@@ -24,6 +24,8 @@ bool workload__reap(struct workload *w);
 /* Kill a prepared or running workload and reap it. */
 void workload__kill(struct workload *w, int sig);
 
+/* Is @tid a kernel thread (PF_KTHREAD)? offcpu never records those. */
+bool is_kernel_thread(int tid);
 /* The process id of thread @tid, or -errno (-ESRCH when it does not exist). */
 int tid_to_tgid(int tid);
 /* Whether thread @tid of process @tgid still exists. */

@@ -43,6 +43,8 @@ struct report_opts {
 static const struct argp_option report_options[] = {
 	{ "input", 'i', "FILE", 0, "Read FILE (default offcpu.data; - for stdin; a directory "
 				   "written by perf record --threads)", 0 },
+	{ "force", 'f', 0, 0, "Read FILE even if another user (not root) owns it, or if a "
+			      "directory's data.N streams are missing or duplicated", 0 },
 	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid, dso, sym "
 				  "(default comm,dso,sym)", 0 },
 	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
@@ -168,6 +170,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 	switch (key) {
 	case 'i':
 		o->s.input = arg;
+		break;
+	case 'f':
+		o->s.force = true;
 		break;
 	case 's':
 		err = parse_sort(&o->t, arg);

@@ -671,7 +671,7 @@ int session__load(const struct session_opts *o, struct profile *p)
 	if (ret)
 		return ret;
 	s.unknown = strtab__add(&p->str, "[unknown]");
-	s.r = perf_reader__open(o->input, err, sizeof(err));
+	s.r = perf_reader__open(o->input, o->force ? PERF_READER_FORCE : 0, err, sizeof(err));
 	if (!s.r) {
 		pr_err("%s", err);
 		return -EINVAL;

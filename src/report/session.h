@@ -24,6 +24,7 @@ struct session_opts {
 	bool time_filter;
 	uint64_t time_start, time_end; /* ns, inclusive start, exclusive end */
 	bool progress; /* a progress line on stderr */
+	bool force; /* -f: read another user's file, an incomplete directory */
 };
 
 /* Read @o->input into @p (initialised here). Returns 0, or -errno after printing why. */

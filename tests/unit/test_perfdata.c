@@ -129,7 +129,7 @@ static void test_roundtrip(void)
 
 	CHECK(write_sample_file(path, &sample_size) == 0);
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
-	r = perf_reader__open(path, err, sizeof(err));
+	r = perf_reader__open(path, 0, err, sizeof(err));
 	CHECK(r != NULL);
 	if (!r) {
 		fprintf(stderr, "  %s\n", err);
@@ -308,7 +308,7 @@ static void test_truncated_and_corrupt(void)
 		fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
 		CHECK(write(fd, buf, (size_t)cut) == cut);
 		close(fd);
-		r = perf_reader__open(p, err, sizeof(err));
+		r = perf_reader__open(p, 0, err, sizeof(err));
 		if (cut < 104)
 			CHECK(r == NULL);
 		if (!r)
@@ -328,7 +328,7 @@ static void test_truncated_and_corrupt(void)
 		fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
 		CHECK(write(fd, buf, (size_t)st.st_size) == st.st_size);
 		close(fd);
-		r = perf_reader__open(p, err, sizeof(err));
+		r = perf_reader__open(p, 0, err, sizeof(err));
 		CHECK(r == NULL);
 		CHECK(strstr(err, "not finished") != NULL);
 		h->data.size = saved;
@@ -343,7 +343,7 @@ static void test_truncated_and_corrupt(void)
 		fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
 		CHECK(write(fd, buf, (size_t)st.st_size) == st.st_size);
 		close(fd);
-		r = perf_reader__open(p, err, sizeof(err));
+		r = perf_reader__open(p, 0, err, sizeof(err));
 		CHECK(r != NULL);
 		if (r) {
 			CHECK(perf_reader__next(r, &h) < 0);
