@@ -7,7 +7,8 @@ int unit_failures;
 
 int main(int argc, char **argv)
 {
-	const struct unit_test *suites[] = { perfdata_tests, queue_tests, util_tests, report_tests };
+	const struct unit_test *suites[] = { perfdata_tests, queue_tests, util_tests, outfile_tests,
+					     report_tests };
 	int passed = 0, failed = 0;
 	size_t s;
 
