@@ -1,0 +1,303 @@
+# Integration tests of issue 10: a root recorder in a directory other users
+# can write never follows, deletes or replaces what they planted; bad input
+# and signals end in a clear error or a complete file. Each test plays the
+# attack as an unprivileged user this file creates (offcpu-test).
+# shellcheck shell=bash
+
+TESTER=offcpu-test
+
+# public_dir: a world-writable sticky directory like /tmp (the test's own
+# directory is 0700), removed when the test ends. Sets PUB and the tester.
+public_dir() {
+	id -u "$TESTER" >/dev/null 2>&1 ||
+		useradd --system --no-create-home --shell /usr/sbin/nologin "$TESTER" ||
+		fail "cannot create the user $TESTER"
+	PUB=$(mktemp -d /tmp/offcpu-pub.XXXXXX)
+	chmod 1777 "$PUB"
+	VICTIM=$(mktemp -d /tmp/offcpu-victim.XXXXXX)
+	echo precious >"$VICTIM/a"
+	echo precious >"$VICTIM/b"
+	trap 'rm -rf "$PUB" "$VICTIM"' EXIT
+}
+
+# as_tester CMD...: run CMD as the unprivileged user
+as_tester() {
+	setpriv --reuid="$TESTER" --regid="$TESTER" --clear-groups -- "$@"
+}
+
+victim_intact() {
+	[ "$(cat "$VICTIM/a" "$VICTIM/b" 2>/dev/null)" = "$(printf 'precious\nprecious')" ] ||
+		fail "files in $VICTIM were removed or changed: $(ls -la "$VICTIM")"
+}
+
+# 1: a planted NAME.old symlink to a directory; NAME a directory of the tester's
+test_safety_planted_old_symlink() {
+	public_dir
+	as_tester mkdir "$PUB/x.data"
+	as_tester ln -s "$VICTIM" "$PUB/x.data.old"
+	"$OFFCPU" record -o "$PUB/x.data" -- true 2>rec.err && fail "record replaced the tester's directory"
+	cat rec.err
+	grep -q "refusing to replace $PUB/x.data: it is a directory owned by user" rec.err ||
+		fail "no clear refusal"
+	victim_intact
+	[ -L "$PUB/x.data.old" ] || fail "the planted symlink was removed"
+	# NAME ours, NAME.old a planted symlink: refused too, nothing followed
+	rmdir "$PUB/x.data"
+	"$OFFCPU" record -q -o "$PUB/y.data" -- true || fail "record failed"
+	as_tester ln -s "$VICTIM" "$PUB/y.data.old"
+	"$OFFCPU" record -o "$PUB/y.data" -- true 2>rec.err && fail "record replaced a planted y.data.old"
+	grep -q "y.data.old, where the previous recording would be kept: it is a symbolic link" rec.err ||
+		fail "no clear refusal of y.data.old"
+	victim_intact
+	[ -L "$PUB/y.data.old" ] && [ -f "$PUB/y.data" ] || fail "y.data or y.data.old changed"
+	# --threads: the same with directories
+	as_tester ln -s "$VICTIM" "$PUB/d.old"
+	"$OFFCPU" record -q --threads -o "$PUB/d" -- true || fail "record --threads failed"
+	"$OFFCPU" record --threads -o "$PUB/d" -- true 2>rec.err && fail "record --threads replaced d.old"
+	victim_intact
+}
+
+# 2: symlinks planted at the temporary names of the next few hundred pids
+test_safety_planted_temporaries() {
+	local next i
+	public_dir
+	next=$(cat /proc/sys/kernel/ns_last_pid)
+	for ((i = next; i < next + 400; i++)); do
+		as_tester ln -s "$VICTIM" "$PUB/offcpu.data.tmp.$i"
+		as_tester ln -s "$VICTIM" "$PUB/t.dir.tmp.$i"
+	done
+	(cd "$PUB" && "$OFFCPU" record -q -- true) || fail "record of the default offcpu.data failed"
+	"$OFFCPU" record -q --threads -o "$PUB/t.dir" -- true || fail "record --threads failed"
+	victim_intact
+	[ -f "$PUB/offcpu.data" ] && [ -f "$PUB/t.dir/data" ] || fail "no recording written"
+	[ "$(find "$PUB" -maxdepth 1 -type l | wc -l)" -eq 800 ] || fail "planted symlinks were removed"
+	perf script -i "$PUB/offcpu.data" >/dev/null 2>&1 || fail "perf cannot read the recording"
+	# what offcpu creates itself is not left behind either
+	[ -z "$(find "$PUB" -maxdepth 1 -name '*.tmp.*' ! -type l)" ] || fail "temporaries left behind"
+}
+
+# 3: a device, fifo or socket at NAME is written in place or refused, never replaced
+test_safety_devices() {
+	public_dir
+	mknod "$PUB/null" c 1 3 && chmod 666 "$PUB/null"
+	"$OFFCPU" record -q -o "$PUB/null" -- sleep 0.1 || fail "record into a character device failed"
+	[ -c "$PUB/null" ] && [ ! -e "$PUB/null.old" ] || fail "the device was replaced: $(ls -la "$PUB")"
+	"$OFFCPU" record -q -o /dev/null -- sleep 0.1 || fail "record -o /dev/null failed"
+	[ -c /dev/null ] || fail "/dev/null is no longer a device"
+	# a fifo gets perf's pipe format, read at the other end
+	mkfifo "$PUB/fifo"
+	perf script -i - <"$PUB/fifo" >fifo.txt 2>fifo.err &
+	local reader=$!
+	"$OFFCPU" record -q -o "$PUB/fifo" -- sleep 0.2 || fail "record into a fifo failed"
+	wait $reader || { cat fifo.err; fail "perf script could not read the fifo"; }
+	grep -q "offcpu-time" fifo.txt || fail "no sample came through the fifo"
+	[ -p "$PUB/fifo" ] || fail "the fifo was replaced"
+	# a block device and a socket are refused, and stay
+	mknod "$PUB/blk" b 7 200
+	"$OFFCPU" record -o "$PUB/blk" -- true 2>rec.err && fail "record replaced a block device"
+	grep -q "it is a block device" rec.err || fail "no clear refusal of a block device"
+	[ -b "$PUB/blk" ] || fail "the block device was replaced"
+	python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$PUB/sock"
+	"$OFFCPU" record -o "$PUB/sock" -- true 2>rec.err && fail "record replaced a socket"
+	[ -S "$PUB/sock" ] || fail "the socket was replaced"
+}
+
+# 4: -o DIR where DIR.old holds files that are not a recording: refused before
+# recording, nothing deleted; an earlier recording at DIR.old is replaced
+test_safety_directory_old() {
+	"$OFFCPU" record -q --threads -o rec.dir -- true || fail "first record failed"
+	mkdir rec.dir.old
+	echo notes >rec.dir.old/notes.txt
+	"$OFFCPU" record --threads -o rec.dir -- sleep 0.1 2>rec.err && fail "rec.dir.old was replaced"
+	cat rec.err
+	grep -q "holding 'notes.txt'" rec.err || fail "the refusal does not say why"
+	[ "$(cat rec.dir.old/notes.txt)" = notes ] || fail "notes.txt was deleted"
+	[ -f rec.dir/data ] || fail "the existing recording was lost"
+	# the same with recordings only: NAME becomes NAME.old, the older one goes
+	rm -r rec.dir.old
+	"$OFFCPU" record -q --threads -o rec.dir -- true || fail "second record failed"
+	"$OFFCPU" record -q --threads -o rec.dir -- true || fail "third record failed"
+	[ -f rec.dir/data ] && [ -f rec.dir.old/data ] || fail "rec.dir or rec.dir.old missing"
+	[ "$(ls -d rec.dir* | wc -l)" -eq 2 ] || fail "left over: $(ls -d rec.dir*)"
+}
+
+# 5: --switch-output names are unique, and the summary counts the files on disk
+test_switch_output_unique_names() {
+	"$OFFCPU" record --switch-output=signal -o sw.data -- sleep 3 2>rec.err &
+	local rec=$! i
+	sleep 0.5
+	for i in $(seq 40); do
+		kill -USR2 $rec 2>/dev/null
+		sleep 0.01
+	done
+	wait $rec || { cat rec.err; fail "record failed"; }
+	cat rec.err
+	written=$(sed -n 's/.*wrote \([0-9]*\) files, \([0-9]*\) of them on disk.*/\1 \2/p' rec.err)
+	[ -n "$written" ] || fail "no count of files in the summary"
+	set -- $written
+	[ "$1" -eq "$(ls sw.data.* | wc -l)" ] && [ "$2" -eq "$1" ] ||
+		fail "summary says $1 files ($2 on disk), $(ls sw.data.* | wc -l) on disk"
+	[ "$1" -ge 3 ] || fail "only $1 files: the signals did not switch"
+	for f in sw.data.*; do
+		"$OFFCPU" report -i "$f" >/dev/null || fail "cannot read $f"
+	done
+}
+
+# 6: input that is not perf.data is refused after its first bytes
+test_report_bounded_input() {
+	local rc
+	timeout 20 "$OFFCPU" report -i /dev/zero 2>err.txt
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "not a perf.data file" err.txt || fail "/dev/zero: exit $rc, $(cat err.txt)"
+	timeout 20 "$OFFCPU" report -i - </dev/urandom 2>err.txt
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "standard input is not a perf.data file" err.txt ||
+		fail "stdin /dev/urandom: exit $rc"
+	# a valid pipe header, then zeros: refused at the first record, not read to the end
+	{ printf 'PERFILE2\x10\0\0\0\0\0\0\0'; cat /dev/zero; } | timeout 20 "$OFFCPU" report -i - 2>err.txt
+	rc=${PIPESTATUS[1]}
+	[ $rc -eq 1 ] || fail "pipe header then zeros: exit $rc, $(cat err.txt)"
+	cat err.txt
+}
+
+# 7: SIGHUP, SIGUSR1, SIGALRM, SIGQUIT (and SIGUSR2 without --switch-output)
+# end the recording with a complete file, as SIGINT does
+test_signals_hangup() {
+	local sig rec
+	for sig in HUP USR1 ALRM QUIT USR2; do
+		rm -f s.data
+		"$OFFCPU" record -a -o s.data 2>rec.err &
+		rec=$!
+		wait_for_line rec.err recording 10 || fail "did not start"
+		sleep 0.3
+		kill -$sig $rec
+		wait $rec || { cat rec.err; fail "exit status after SIG$sig"; }
+		grep -q "wrote s.data" rec.err || fail "no summary after SIG$sig"
+		perf script -i s.data >/dev/null 2>&1 || fail "perf script cannot read the file after SIG$sig"
+		[ -z "$(ls s.data.tmp.* 2>/dev/null)" ] || fail "temporary left after SIG$sig"
+	done
+	# a hang-up of the terminal's session: the workload dies of it too; the file is complete
+	"$OFFCPU" record -o w.data -- sleep 30 2>rec.err &
+	rec=$!
+	sleep 0.5
+	kill -HUP $rec
+	wait $rec
+	perf script -i w.data >/dev/null 2>&1 || fail "no complete file with a workload after SIGHUP"
+}
+
+# 8: --svg and --pprof refuse a planted symlink, and replace their own file
+test_report_outputs_symlinks() {
+	public_dir
+	"$OFFCPU" record -q -o "$PUB/r.data" -- sleep 0.1 || fail "record failed"
+	as_tester ln -s "$VICTIM/a" "$PUB/out.svg"
+	as_tester ln -s "$VICTIM/b" "$PUB/out.pb.gz"
+	"$OFFCPU" report -i "$PUB/r.data" --svg "$PUB/out.svg" 2>err.txt && fail "--svg followed a symlink"
+	grep -q "it is a symbolic link" err.txt || fail "no clear refusal: $(cat err.txt)"
+	"$OFFCPU" report -i "$PUB/r.data" --pprof "$PUB/out.pb.gz" 2>err.txt && fail "--pprof followed a symlink"
+	victim_intact
+	[ -L "$PUB/out.svg" ] && [ -L "$PUB/out.pb.gz" ] || fail "planted symlinks replaced"
+	# the tester's own file is not replaced either; our own is
+	as_tester touch "$PUB/theirs.svg"
+	"$OFFCPU" report -i "$PUB/r.data" --svg "$PUB/theirs.svg" 2>err.txt && fail "replaced the tester's file"
+	"$OFFCPU" report -i "$PUB/r.data" --svg "$PUB/ours.svg" || fail "--svg failed"
+	"$OFFCPU" report -i "$PUB/r.data" --svg "$PUB/ours.svg" || fail "--svg over its own file failed"
+	grep -q "<svg" "$PUB/ours.svg" || fail "no svg written"
+	[ -z "$(find "$PUB" -name '*.tmp.*')" ] || fail "temporaries left behind"
+}
+
+# 9: a directory with data.N missing, renumbered or duplicated is refused (-f reads it)
+test_report_directory_streams() {
+	local n
+	"$OFFCPU" record -q --threads -o d.dir -- "$GT" -r truth.txt || fail "record failed"
+	n=$(ls d.dir/data.* | wc -l)
+	[ "$n" -ge 2 ] || fail "only $n streams"
+	"$OFFCPU" report -i d.dir >/dev/null || fail "the complete directory is refused"
+	cp -r d.dir miss.dir && rm miss.dir/data.0
+	"$OFFCPU" report -i miss.dir >/dev/null 2>err.txt && fail "data.0 missing: read without a word"
+	grep -q "data.0 is missing" err.txt || fail "the error does not name data.0: $(cat err.txt)"
+	"$OFFCPU" report -f -i miss.dir >/dev/null 2>err.txt || fail "-f does not read it"
+	grep -q "warning" err.txt || fail "-f reads it without a warning"
+	cp -r d.dir renum.dir && mv renum.dir/data.1 renum.dir/data.7
+	"$OFFCPU" report -i renum.dir >/dev/null 2>err.txt && fail "renumbered: read without a word"
+	grep -q "data.1 is missing" err.txt || fail "renumbered: $(cat err.txt)"
+	cp -r d.dir dup.dir && cp dup.dir/data.0 "dup.dir/data.$n"
+	"$OFFCPU" report -i dup.dir >/dev/null 2>err.txt && fail "duplicated: read without a word"
+	grep -q "copy of data.0" err.txt || fail "duplicated: $(cat err.txt)"
+}
+
+# 10: the input truncated while it is read: a clear error, exit 1, not SIGBUS
+test_report_truncated_while_read() {
+	local delay rc rep
+	make -s -C "$ROOT" BUILD="$BUILD" bench-gen >make.log 2>&1 || { cat make.log; fail "cannot build gen-perfdata"; }
+	"$ROOT/$BUILD/bench/gen-perfdata" -o big.data -n 600000 "$OFFCPU" >/dev/null ||
+		fail "cannot generate a file"
+	# truncate while the records are read; a report that got past them first
+	# (rc 0) is tried again with an earlier truncation
+	for delay in 0.2 0.1 0.05 0.02 0.01; do
+		cp big.data t.data
+		"$OFFCPU" report -i t.data >/dev/null 2>err.txt &
+		rep=$!
+		sleep $delay
+		truncate -s 200000 t.data
+		wait $rep
+		rc=$?
+		cat err.txt
+		[ $rc -eq 0 ] && continue
+		[ $rc -eq 1 ] || fail "exit $rc after truncation"
+		grep -q "t.data shrank while it was being read" err.txt || fail "no clear error"
+		return 0
+	done
+	fail "the report always got past the records before the truncation"
+}
+
+# 11: a file owned by another user is refused, as perf does; -f reads it
+test_report_foreign_owner() {
+	public_dir
+	"$OFFCPU" record -q -o "$PUB/r.data" -- sleep 0.1 || fail "record failed"
+	as_tester cp "$PUB/r.data" "$PUB/theirs.data" 2>/dev/null || {
+		cp "$PUB/r.data" "$PUB/theirs.data"
+		chown "$TESTER" "$PUB/theirs.data"
+	}
+	chmod 666 "$PUB/theirs.data"
+	"$OFFCPU" report -i "$PUB/theirs.data" >/dev/null 2>err.txt && fail "read another user's file"
+	grep -q "not by the current user or root (-f reads it anyway)" err.txt || fail "$(cat err.txt)"
+	"$OFFCPU" report -f -i "$PUB/theirs.data" | grep -q "sleep" || fail "-f does not read it"
+}
+
+# the low ones: each a clear error and the right exit status
+test_safety_messages() {
+	local rc
+	"$OFFCPU" record -p 2 -d 0.2 -o k.data 2>err.txt
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "kernel thread" err.txt || fail "-p 2 (kthreadd): exit $rc, $(cat err.txt)"
+	"$OFFCPU" record -G '' -d 0.2 -o g.data 2>err.txt
+	[ $? -eq 2 ] || fail "-G '' accepted"
+	"$OFFCPU" record --off-cpu-thresh nan -o n.data -- true 2>err.txt
+	[ $? -eq 2 ] || fail "--off-cpu-thresh nan accepted"
+	"$OFFCPU" record -C 4096 -o c.data -- true 2>err.txt
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "invalid cpu 4096 in -C" err.txt || fail "-C 4096: exit $rc, $(cat err.txt)"
+	"$OFFCPU" record -m 1073741824 -- true 2>err.txt
+	grep -q "1 to 1048576 pages" err.txt || fail "-m message: $(cat err.txt)"
+	head -c 4096 /dev/urandom >garbage.btf
+	"$OFFCPU" record --btf garbage.btf -o b.data -- true 2>err.txt
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "cannot read BTF from garbage.btf: not a BTF file" err.txt &&
+		! grep -q "Unknown error" err.txt || fail "--btf garbage: exit $rc, $(cat err.txt)"
+	"$OFFCPU" record -o /missing/dir/x -- true 2>err.txt
+	[ $? -eq 1 ] && [ "$(grep -c error err.txt)" -eq 1 ] || fail "-o /missing/dir/x: $(cat err.txt)"
+	# a workload killed by a signal: said, and the exit status a shell gives
+	"$OFFCPU" record -o w.data -- sh -c 'kill -KILL $$' 2>err.txt
+	rc=$?
+	[ $rc -eq 137 ] && grep -q "killed by signal 9" err.txt || fail "killed workload: exit $rc, $(cat err.txt)"
+	perf script -i w.data >/dev/null 2>&1 || fail "no complete file after the workload was killed"
+	# a header with every feature bit set is refused
+	"$OFFCPU" record -q -o f.data -- true || fail "record failed"
+	printf '\xff%.0s' $(seq 32) | dd of=f.data bs=1 seek=72 conv=notrunc status=none
+	"$OFFCPU" report -i f.data >/dev/null 2>err.txt && fail "every feature bit set: read"
+	grep -q "feature bitmap" err.txt || fail "feature bits: $(cat err.txt)"
+	# the session fuzzer's qsort(NULL, 0) input runs clean under UBSan
+	make -s -C "$ROOT" BUILD="$BUILD" fuzz >make.log 2>&1 || { cat make.log; fail "cannot build the fuzzers"; }
+	echo UEVSRklMRTIQAAAAAAAAAA== | base64 -d >qsort.in
+	"$ROOT/$BUILD/tests/fuzz-session" qsort.in >fz.log 2>&1 || { cat fz.log; fail "qsort input fails"; }
+}
