@@ -191,8 +191,11 @@ test_raw_tp_fallback() {
 # --state D leaves out interruptible sleeps
 test_state_filter() {
 	"$OFFCPU" record -q --state D -o d.data -- "$GT" -r truth.txt || fail "record --state D failed"
-	n=$(perf script -i d.data -F comm 2>/dev/null | grep -c 'gt-sleep')
-	[ "$n" -eq 0 ] || fail "--state D recorded $n interruptible sleeps"
+	# gt-sleep's 1 s of nanosleep is S; a page fault or an mm lock on its
+	# way can be a genuine D wait of a few microseconds, so the time is held
+	# to under 1% of its sleep rather than the count to zero
+	ns=$(perf script -i d.data -F comm,period 2>/dev/null | awk '$1 == "gt-sleep" { s += $2 } END { print s + 0 }')
+	[ "$ns" -lt 10000000 ] || fail "--state D recorded $ns ns of gt-sleep's interruptible sleeps"
 	record_truth --state S,D,R -o sdr.data -- "$GT" -r truth.txt
 	per_tid_perf sdr.data >perf.tot
 	check_threads truth.txt perf.tot 5
