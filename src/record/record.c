@@ -162,7 +162,7 @@ static const struct argp_option record_options[] = {
 	{ "event", 'e', "EVENT", 0, "cpu-clock: also sample on-CPU (at -F or 4000 Hz); offcpu-time: the default", 2 },
 	{ "all-cgroups", OPT_ALL_CGROUPS, 0, 0, "Record each sample's cgroup (perf report --sort cgroup)", 2 },
 	{ 0, 0, 0, 0, "Output:", 3 },
-	{ "output", 'o', "FILE", 0, "Write to FILE (default offcpu.data; an existing one is kept as FILE.old); - writes perf's pipe format to stdout", 3 },
+	{ "output", 'o', "FILE", 0, "Write to FILE (default offcpu.data; an existing one of yours is kept as FILE.old; a symlink or another user's file there is refused); - writes perf's pipe format to stdout, as does a fifo; a character device (/dev/null) is written in place", 3 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long (also 500ms, 2m)", 3 },
 	{ "switch-output", OPT_SWITCH_OUTPUT, "signal|SIZE|TIME", 0, "Write a series of files NAME.YYYYMMDDHHMMSScc: a new one on SIGUSR2 (signal), when one reaches SIZE (e.g. 100M), or every TIME (e.g. 30s); a last one at exit", 3 },
 	{ "switch-max-files", OPT_SWITCH_MAX_FILES, "N", 0, "With --switch-output, keep only the newest N files", 3 },
@@ -1674,9 +1674,9 @@ int cmd_record(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++) {
 		struct sigaction old;
 
-		/* a signal ignored from the start (nohup) stays ignored */
-		if (!sigaction(stop_signals[i], NULL, &old) && old.sa_handler == SIG_IGN &&
-		    !(stop_signals[i] == SIGUSR2 && r.o.switch_signal))
+		/* a hang-up ignored from the start (nohup) stays ignored */
+		if (stop_signals[i] == SIGHUP && !sigaction(SIGHUP, NULL, &old) &&
+		    old.sa_handler == SIG_IGN)
 			continue;
 		sigaction(stop_signals[i], &sa, NULL);
 	}
