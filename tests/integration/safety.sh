@@ -59,13 +59,17 @@ test_safety_planted_old_symlink() {
 
 # 2: symlinks planted at the temporary names of the next few hundred pids
 test_safety_planted_temporaries() {
-	local next i
+	local next
 	public_dir
+	# one process plants them all, so that the pids it names are still to come
 	next=$(cat /proc/sys/kernel/ns_last_pid)
-	for ((i = next; i < next + 400; i++)); do
-		as_tester ln -s "$VICTIM" "$PUB/offcpu.data.tmp.$i"
-		as_tester ln -s "$VICTIM" "$PUB/t.dir.tmp.$i"
-	done
+	as_tester perl -e '
+my ($pub, $victim, $next) = @ARGV;
+for my $pid ($next .. $next + 399) {
+	symlink($victim, "$pub/offcpu.data.tmp.$pid") or die "symlink: $!";
+	symlink($victim, "$pub/t.dir.tmp.$pid") or die "symlink: $!";
+}
+' "$PUB" "$VICTIM" "$next" || fail "cannot plant symlinks"
 	(cd "$PUB" && "$OFFCPU" record -q -- true) || fail "record of the default offcpu.data failed"
 	"$OFFCPU" record -q --threads -o "$PUB/t.dir" -- true || fail "record --threads failed"
 	victim_intact
@@ -97,7 +101,7 @@ test_safety_devices() {
 	"$OFFCPU" record -o "$PUB/blk" -- true 2>rec.err && fail "record replaced a block device"
 	grep -q "it is a block device" rec.err || fail "no clear refusal of a block device"
 	[ -b "$PUB/blk" ] || fail "the block device was replaced"
-	python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$PUB/sock"
+	perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Local => $ARGV[0], Listen => 1) or die' "$PUB/sock"
 	"$OFFCPU" record -o "$PUB/sock" -- true 2>rec.err && fail "record replaced a socket"
 	[ -S "$PUB/sock" ] || fail "the socket was replaced"
 }
