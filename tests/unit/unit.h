@@ -48,5 +48,6 @@ extern const struct unit_test util_tests[];
 extern const struct unit_test report_tests[];
 extern const struct unit_test queue_tests[];
 extern const struct unit_test outfile_tests[];
+extern const struct unit_test options_tests[];
 
 #endif

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <argp.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "options.h"
+#include "../util/util.h"
+
+enum {
+	OPT_ALL_CGROUPS = 1000,
+	OPT_STATE,
+	OPT_MAX_STACKS,
+	OPT_BTF,
+	OPT_RAW_TP,
+	OPT_THRESH,
+	OPT_STACKS,
+	OPT_BUFFER,
+	OPT_TRANSPORT,
+	OPT_SWITCH_OUTPUT,
+	OPT_SWITCH_MAX_FILES,
+	OPT_OVERWRITE,
+	OPT_THREADS,
+	OPT_VERIFY_STACKS,
+};
+
+static const struct argp_option record_options[] = {
+	{ 0, 0, 0, 0, "Targets (a command after --, or -p, -t, -a, -C, -G):", 1 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Record these processes (all their threads) until they exit", 1 },
+	{ "tid", 't', "TID[,TID...]", 0, "Record these threads only", 1 },
+	{ "all-cpus", 'a', 0, 0, "Record every process on the system", 1 },
+	{ "cpu", 'C', "CPU-LIST", 0, "Only blocks that begin on these CPUs, e.g. 0,2-3", 1 },
+	{ "cgroup", 'G', "CGROUP", 0, "Only tasks in this cgroup v2 (path below the cgroup2 mount, or absolute)", 1 },
+	{ 0, 0, 0, 0, "What to record:", 2 },
+	{ "off-cpu-thresh", OPT_THRESH, "MS", 0, "Blocks of at least MS milliseconds are written at once as their own sample, with their real time; shorter ones are summed in the kernel and written at the end (default 500; 0 writes every block)", 2 },
+	{ "stacks", OPT_STACKS, "user|kernel|both", 0, "Which call chains to record (default user)", 2 },
+	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted), T (stopped), I (idle); default S,D", 2 },
+	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
+	{ "event", 'e', "EVENT", 0, "cpu-clock: also sample on-CPU (at -F or 4000 Hz); offcpu-time: the default", 2 },
+	{ "all-cgroups", OPT_ALL_CGROUPS, 0, 0, "Record each sample's cgroup (perf report --sort cgroup)", 2 },
+	{ 0, 0, 0, 0, "Output:", 3 },
+	{ "output", 'o', "FILE", 0, "Write to FILE (default offcpu.data; an existing one of yours is kept as FILE.old; a symlink or another user's file there is refused); - writes perf's pipe format to stdout, as does a fifo; a character device (/dev/null) is written in place", 3 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this long (also 500ms, 2m)", 3 },
+	{ "switch-output", OPT_SWITCH_OUTPUT, "signal|SIZE|TIME", 0, "Write a series of files NAME.YYYYMMDDHHMMSScc: a new one on SIGUSR2 (signal), when one reaches SIZE (e.g. 100M), or every TIME (e.g. 30s); a last one at exit", 3 },
+	{ "switch-max-files", OPT_SWITCH_MAX_FILES, "N", 0, "With --switch-output, keep only the newest N files", 3 },
+	{ "threads", OPT_THREADS, "N", OPTION_ARG_OPTIONAL, "Write perf's directory format: -o NAME makes directory NAME with NAME/data and NAME/data.0..N-1, each written by its own thread from its share of the CPUs' buffers (default N: one per CPU)", 3 },
+	{ "overwrite", OPT_OVERWRITE, 0, 0, "Flight recorder: keep only the newest blocks and side-band in overwritable kernel buffers (-m sizes them), read nothing until SIGUSR2 writes them to NAME.YYYYMMDDHHMMSScc; a last file at exit. Implies --switch-output=signal and --off-cpu-thresh 0", 3 },
+	{ "quiet", 'q', 0, 0, "No start line and no summary", 3 },
+	{ 0, 0, 0, 0, "Buffers:", 4 },
+	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Size of the in-kernel stack and summary maps (default 16384)", 4 },
+	{ "mmap-pages", 'm', "PAGES", 0, "Side-band and on-CPU buffer per CPU, in pages, a power of two (default 128)", 4 },
+	{ "buffer-size", OPT_BUFFER, "SIZE", 0, "Buffer for blocks streamed at once, e.g. 512K, 8M (default 4M; a power of two)", 4 },
+	{ "transport", OPT_TRANSPORT, "ringbuf|perfbuf", 0, "How streamed blocks reach offcpu (default ringbuf, see bench/)", 4 },
+	{ 0, 0, 0, 0, "Environment:", 5 },
+	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of /sys/kernel/btf/vmlinux", 5 },
+	{ "raw-tp", OPT_RAW_TP, 0, 0, "Attach with raw_tp instead of tp_btf (the automatic fallback; user stacks only)", 5 },
+	{ "verify-stacks", OPT_VERIFY_STACKS, 0, 0, "Also walk every user and kernel stack with the kernel's own helpers and report any difference from offcpu's walks (slower; a self-check)", 5 },
+	{ "verbose", 'v', 0, 0, "More messages (twice: debug, libbpf's log)", 5 },
+	{ 0 },
+};
+
+static const char record_doc[] =
+	"Record where threads block (off-CPU time) into a perf.data file.\n"
+	"\n"
+	"At every context switch a BPF program notes when a thread of the targets\n"
+	"blocks, in which state and with which stack, and measures the block when the\n"
+	"thread runs again. Blocks of at least --off-cpu-thresh are written at once as\n"
+	"samples with their real time; shorter ones are summed in the kernel and\n"
+	"written when the recording ends. The file opens in offcpu report, perf report\n"
+	"and perf script; the event is named offcpu-time and each sample's period is\n"
+	"the blocked time in nanoseconds.\n"
+	"\n"
+	"Examples:\n"
+	"  offcpu record -o app.data -- ./app --flag    record a command until it exits\n"
+	"  offcpu record -p 1234 -d 10                  attach to a process for 10 s\n"
+	"  offcpu record -a -d 5 --stacks both          the whole system, with kernel stacks\n"
+	"  offcpu record -F 999 -- ./app                off-CPU and on-CPU in one file\n"
+	"  offcpu record -o - -- ./app | perf script -i -\n"
+	"  perf report -i app.data --stdio              read it with perf\n"
+	"\n"
+	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF (5.15 or newer; 5.11 records user stacks only)."
+	"\vExit status: 0 when the file is complete, 1 on a runtime error, 2 on a usage error, "
+	"128+N when the command was killed by signal N on its own (the file is complete).";
+
+static int usage_error(struct argp_state *st, const char *fmt, const char *arg)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	argp_error(st, "%s", msg); /* prints, then exits with argp_err_exit_status (2) */
+	return EINVAL;
+}
+
+int parse_states(const char *s, uint32_t *mask)
+{
+	static const char letters[OFFCPU_STATE_NR] = { 'R', 'S', 'D', 'T', 'I' };
+	uint32_t m = 0;
+	int i;
+
+	if (!strcmp(s, "all")) {
+		*mask = (1u << OFFCPU_STATE_NR) - 1;
+		return 0;
+	}
+	for (; *s; s++) {
+		if (*s == ',')
+			continue;
+		for (i = 0; i < OFFCPU_STATE_NR; i++)
+			if (*s == letters[i] || *s == letters[i] + 32)
+				break;
+		if (i == OFFCPU_STATE_NR)
+			return -EINVAL;
+		m |= OFFCPU_STATE_MASK(i);
+	}
+	if (!m)
+		return -EINVAL;
+	*mask = m;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mult = 1;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		mult = 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		mult = 1024 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		mult = 1024ULL * 1024 * 1024, end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > (1ULL << 40) / mult)
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
+static error_t record_parse(int key, char *arg, struct argp_state *st)
+{
+	struct record_opts *o = st->input;
+	uint64_t v;
+
+	switch (key) {
+	case 'p':
+		if (parse_int_list(arg, &o->pids, &o->nr_pids) || !o->nr_pids || o->pids[0] <= 0)
+			return usage_error(st, "invalid pid list '%s'", arg);
+		break;
+	case 't':
+		if (parse_int_list(arg, &o->tids, &o->nr_tids) || !o->nr_tids || o->tids[0] <= 0)
+			return usage_error(st, "invalid thread id list '%s'", arg);
+		break;
+	case 'a':
+		o->system_wide = true;
+		break;
+	case 'C':
+		if (parse_int_list(arg, &o->cpus, &o->nr_cpus))
+			return usage_error(st, "invalid cpu list '%s'", arg);
+		break;
+	case 'G':
+		if (!*arg)
+			return usage_error(st, "empty cgroup name: give a path below the cgroup2 "
+					   "mount (-a records everything)%s", "");
+		o->cgroup = arg;
+		break;
+	case 'o':
+		if (!*arg)
+			return usage_error(st, "empty output file name%s", "");
+		o->pipe_output = !strcmp(arg, "-");
+		o->output = arg;
+		break;
+	case 'd':
+		if (parse_duration_ns(arg, &o->duration_ns) || !o->duration_ns)
+			return usage_error(st, "invalid duration '%s' (examples: 10, 1.5s, 500ms)", arg);
+		break;
+	case OPT_THRESH: {
+		double ms;
+		char *end;
+
+		ms = strtod(arg, &end);
+		if (!*arg || *end || !isfinite(ms) || ms < 0 || ms > 1e9)
+			return usage_error(st, "invalid --off-cpu-thresh '%s' (milliseconds)", arg);
+		o->thresh_ns = (uint64_t)(ms * 1e6 + 0.5);
+		o->thresh_given = true;
+		break;
+	}
+	case OPT_STACKS:
+		if (!strcmp(arg, "user"))
+			o->stacks = STACKS_USER;
+		else if (!strcmp(arg, "kernel"))
+			o->stacks = STACKS_KERNEL;
+		else if (!strcmp(arg, "both"))
+			o->stacks = STACKS_USER | STACKS_KERNEL;
+		else
+			return usage_error(st, "invalid --stacks '%s' (user, kernel or both)", arg);
+		break;
+	case OPT_STATE:
+		if (parse_states(arg, &o->state_mask))
+			return usage_error(st, "invalid state list '%s' (letters of S,D,R,T,I)", arg);
+		break;
+	case 'F':
+		if (parse_u64(arg, &v) || v < 1 || v > 100000)
+			return usage_error(st, "invalid frequency '%s' (1 to 100000 Hz)", arg);
+		o->freq = v;
+		break;
+	case 'e':
+		if (!strcmp(arg, "cpu-clock")) {
+			if (!o->freq)
+				o->freq = DEFAULT_FREQ;
+		} else if (strcmp(arg, "offcpu-time")) {
+			return usage_error(st, "unsupported event '%s' (cpu-clock or offcpu-time)", arg);
+		}
+		break;
+	case OPT_ALL_CGROUPS:
+		o->all_cgroups = true;
+		break;
+	case OPT_MAX_STACKS:
+		if (parse_u64(arg, &v) || v < 64 || v > (1u << 24))
+			return usage_error(st, "invalid --max-stacks '%s' (64 to 16777216)", arg);
+		o->max_entries = (uint32_t)v;
+		break;
+	case 'm':
+		if (parse_u64(arg, &v) || v < 1 || v > (1u << 20) || (v & (v - 1)))
+			return usage_error(st, "invalid --mmap-pages '%s' (a power of two from 1 to "
+					   "1048576 pages)", arg);
+		o->mmap_pages = (size_t)v;
+		break;
+	case OPT_BUFFER:
+		if (parse_size(arg, &v) || v < 4096 || v > (1ULL << 30) || (v & (v - 1)))
+			return usage_error(st, "invalid --buffer-size '%s' (a power of two, 4K to 1G)", arg);
+		o->buffer_bytes = v;
+		break;
+	case OPT_TRANSPORT:
+		if (!strcmp(arg, "ringbuf"))
+			o->transport = OFFCPU_TRANSPORT_RINGBUF;
+		else if (!strcmp(arg, "perfbuf"))
+			o->transport = OFFCPU_TRANSPORT_PERFBUF;
+		else
+			return usage_error(st, "invalid --transport '%s' (ringbuf or perfbuf)", arg);
+		break;
+	case OPT_SWITCH_OUTPUT: {
+		char last = *arg ? arg[strlen(arg) - 1] : 0;
+
+		if (!strcmp(arg, "signal"))
+			o->switch_signal = 1;
+		else if (strchr("BKMGbkmg", last) && !parse_size(arg, &v) && v >= 4096)
+			o->switch_bytes = v;
+		else if (strchr("smh", last) && !parse_duration_ns(arg, &v) && v >= 100000000ULL)
+			o->switch_ns = v;
+		else
+			return usage_error(st, "invalid --switch-output '%s' (signal, a size like 100M, or a time like 30s)", arg);
+		break;
+	}
+	case OPT_THREADS:
+		if (!arg) {
+			o->threads = -1; /* one per cpu */
+		} else {
+			if (parse_u64(arg, &v) || v < 1 || v > 1024)
+				return usage_error(st, "invalid --threads '%s'", arg);
+			o->threads = (int)v;
+		}
+		break;
+	case OPT_OVERWRITE:
+		o->overwrite = true;
+		o->switch_signal = 1;
+		break;
+	case OPT_SWITCH_MAX_FILES:
+		if (parse_u64(arg, &v) || v < 1 || v > 100000)
+			return usage_error(st, "invalid --switch-max-files '%s'", arg);
+		o->switch_max_files = (size_t)v;
+		break;
+	case OPT_BTF:
+		o->btf_path = arg;
+		break;
+	case OPT_RAW_TP:
+		o->force_raw_tp = true;
+		break;
+	case OPT_VERIFY_STACKS:
+		o->verify_stacks = true;
+		break;
+	case 'v':
+		log_verbosity++;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case ARGP_KEY_ARG:
+		/* The command and everything after it belong to the workload. */
+		o->argv = st->argv + st->next - 1;
+		o->argc = st->argc - st->next + 1;
+		st->next = st->argc;
+		break;
+	case ARGP_KEY_END: {
+		char msg[256];
+
+		if (record_opts__validate(o, libbpf_num_possible_cpus(), isatty(STDOUT_FILENO), msg,
+					  sizeof(msg)))
+			return usage_error(st, "%s", msg);
+		break;
+	}
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+void record_opts__defaults(struct record_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->output = "offcpu.data";
+	o->state_mask = OFFCPU_DEFAULT_STATES;
+	o->mmap_pages = 128;
+	o->thresh_ns = 500 * 1000000ULL;
+	o->stacks = STACKS_USER;
+	o->buffer_bytes = 4 << 20;
+	o->transport = OFFCPU_TRANSPORT_RINGBUF;
+}
+
+int record_opts__parse(struct record_opts *o, int argc, char **argv)
+{
+	struct argp argp = { record_options, record_parse, "[-- COMMAND [ARGS...]]", record_doc };
+	int argi;
+
+	record_opts__defaults(o);
+	argp_err_exit_status = 2;
+	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, &argi, o) ? 2 : 0;
+}
+
+#define INVALID(...) (snprintf(msg, len, __VA_ARGS__), -EINVAL)
+
+int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdout_tty, char *msg,
+			  size_t len)
+{
+	bool switching = o->switch_signal || o->switch_bytes || o->switch_ns;
+
+	if (o->nr_pids && o->nr_tids)
+		return INVALID("-p and -t cannot be combined");
+	if (o->nr_cpus && nr_possible_cpus > 0 && o->cpus[o->nr_cpus - 1] >= nr_possible_cpus)
+		return INVALID("invalid cpu %d in -C: this machine has cpus 0 to %d",
+			       o->cpus[o->nr_cpus - 1], nr_possible_cpus - 1);
+	if (o->argc && (o->nr_pids || o->nr_tids))
+		return INVALID("a command cannot be combined with -p or -t");
+	if (o->system_wide && (o->nr_pids || o->nr_tids))
+		return INVALID("-a cannot be combined with -p or -t");
+	if (!o->argc && !o->nr_pids && !o->nr_tids && !o->system_wide && !o->nr_cpus && !o->cgroup)
+		return INVALID("no target: give a command after --, or -p, -t, -a, -C or -G");
+	if (o->force_raw_tp && (o->stacks & STACKS_KERNEL))
+		return INVALID("--raw-tp records user stacks only");
+	if (o->switch_max_files && !switching)
+		return INVALID("--switch-max-files needs --switch-output");
+	if (o->threads && o->pipe_output)
+		return INVALID("--threads writes a directory: it cannot be combined with -o -");
+	if (o->threads && (o->overwrite || switching))
+		return INVALID("--threads cannot be combined with --overwrite or --switch-output");
+	if (o->overwrite && (o->switch_bytes || o->switch_ns))
+		return INVALID("--overwrite writes on SIGUSR2 only: not with --switch-output=SIZE or "
+			       "TIME");
+	if (o->overwrite && !o->thresh_given)
+		o->thresh_ns = 0; /* every block goes to the buffers, with its time */
+	if (o->pipe_output && switching)
+		return INVALID("--switch-output writes files: it cannot be combined with -o -");
+	if (o->pipe_output && stdout_tty)
+		return INVALID("-o - writes binary data: pipe it into a reader (e.g. | perf report -i -)");
+	return 0;
+}
+
+void record_opts__free(struct record_opts *o)
+{
+	free(o->pids);
+	free(o->tids);
+	free(o->cpus);
+	o->pids = o->tids = o->cpus = NULL;
+	o->nr_pids = o->nr_tids = o->nr_cpus = 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * offcpu record's options: their defaults, ranges and help in one table
+ * (options.c), parsing with argp, and one pure validation of how they
+ * combine, which unit tests call without root.
+ */
+#ifndef OFFCPU_RECORD_OPTIONS_H
+#define OFFCPU_RECORD_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../offcpu.h"
+
+#define DEFAULT_FREQ 4000
+
+enum { STACKS_USER = 1, STACKS_KERNEL = 2 };
+
+struct record_opts {
+	const char *output;
+	bool pipe_output;
+	int switch_signal; /* --switch-output=signal */
+	uint64_t switch_bytes; /* --switch-output=SIZE */
+	uint64_t switch_ns; /* --switch-output=TIME */
+	size_t switch_max_files;
+	bool overwrite; /* flight recorder */
+	int threads; /* --threads: directory output written by this many threads */
+	bool thresh_given;
+	int *pids, *tids, *cpus;
+	size_t nr_pids, nr_tids, nr_cpus;
+	bool system_wide;
+	const char *cgroup;
+	bool all_cgroups;
+	uint64_t duration_ns;
+	uint32_t state_mask;
+	uint32_t max_entries;
+	size_t mmap_pages;
+	uint64_t thresh_ns;
+	int stacks;
+	uint64_t freq; /* on-CPU sampling; 0: off */
+	uint64_t buffer_bytes;
+	enum offcpu_transport transport;
+	const char *btf_path;
+	bool force_raw_tp;
+	bool verify_stacks;
+	bool quiet;
+	char **argv; /* workload */
+	int argc;
+};
+
+/* The defaults: offcpu.data, states S and D, user stacks, 500 ms threshold, ... */
+void record_opts__defaults(struct record_opts *o);
+/*
+ * Parse the command line into @o (defaults first). Prints and exits with
+ * status 2 on a usage error, as argp does; returns 0 otherwise.
+ */
+int record_opts__parse(struct record_opts *o, int argc, char **argv);
+/*
+ * How the options combine, given the machine's possible CPUs and whether
+ * stdout is a terminal: 0, or -EINVAL with the reason in @msg. Also settles
+ * what one option implies for another (--overwrite: threshold 0).
+ */
+int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdout_tty, char *msg,
+			  size_t len);
+/* Free what parsing allocated (pid, tid and cpu lists). */
+void record_opts__free(struct record_opts *o);
+
+/* "S,D" or "all" into a mask of OFFCPU_STATE_*; -EINVAL if none or unknown. */
+int parse_states(const char *s, uint32_t *mask);
+/* "512K", "8M", "1G", "4096" into bytes; -EINVAL past 1 TiB or on junk. */
+int parse_size(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/* offcpu record's option values and how they combine. No root needed. */
+#include <errno.h>
+#include <stdlib.h>
+#include "unit.h"
+#include "record/options.h"
+
+static int cpus[] = { 0, 1, 7 };
+static int pids[] = { 42 };
+static char *cmd[] = { "true", NULL };
+
+static int check(struct record_opts *o, int ncpu, bool tty, const char *want)
+{
+	char msg[256] = "";
+	int err = record_opts__validate(o, ncpu, tty, msg, sizeof(msg));
+
+	if (want && (!err || !strstr(msg, want))) {
+		fprintf(stderr, "  expected \"%s\", got %d \"%s\"\n", want, err, msg);
+		return -1;
+	}
+	if (!want && err) {
+		fprintf(stderr, "  expected success, got \"%s\"\n", msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void test_validate(void)
+{
+	struct record_opts o;
+
+	record_opts__defaults(&o);
+	CHECK(check(&o, 2, false, "no target") == 0);
+	o.argv = cmd;
+	o.argc = 1;
+	CHECK(check(&o, 2, false, NULL) == 0);
+	o.pids = pids;
+	o.nr_pids = 1;
+	CHECK(check(&o, 2, false, "a command cannot be combined with -p") == 0);
+	o.argc = 0;
+	o.tids = pids;
+	o.nr_tids = 1;
+	CHECK(check(&o, 2, false, "-p and -t cannot be combined") == 0);
+	o.nr_tids = 0;
+	o.system_wide = true;
+	CHECK(check(&o, 2, false, "-a cannot be combined") == 0);
+	o.nr_pids = 0;
+	o.cpus = cpus;
+	o.nr_cpus = 3;
+	CHECK(check(&o, 2, false, "invalid cpu 7 in -C: this machine has cpus 0 to 1") == 0);
+	CHECK(check(&o, 8, false, NULL) == 0);
+	o.nr_cpus = 0;
+	o.stacks = STACKS_USER | STACKS_KERNEL;
+	o.force_raw_tp = true;
+	CHECK(check(&o, 2, false, "--raw-tp records user stacks only") == 0);
+	o.force_raw_tp = false;
+	o.switch_max_files = 3;
+	CHECK(check(&o, 2, false, "--switch-max-files needs --switch-output") == 0);
+	o.switch_ns = 1000000000;
+	CHECK(check(&o, 2, false, NULL) == 0);
+	o.threads = 2;
+	CHECK(check(&o, 2, false, "--threads cannot be combined") == 0);
+	o.threads = 0;
+	o.overwrite = true;
+	CHECK(check(&o, 2, false, "--overwrite writes on SIGUSR2 only") == 0);
+	o.switch_ns = 0;
+	o.switch_max_files = 0;
+	o.switch_signal = 1;
+	o.thresh_ns = 500000000;
+	CHECK(check(&o, 2, false, NULL) == 0);
+	CHECK_EQ_U64(o.thresh_ns, 0); /* the flight recorder keeps every block */
+	o.overwrite = false;
+	o.switch_signal = 0;
+	o.pipe_output = true;
+	CHECK(check(&o, 2, true, "-o - writes binary data") == 0);
+	CHECK(check(&o, 2, false, NULL) == 0);
+	o.switch_bytes = 1 << 20;
+	CHECK(check(&o, 2, false, "--switch-output writes files") == 0);
+}
+
+static void test_values(void)
+{
+	uint32_t m;
+	uint64_t v;
+
+	CHECK(parse_states("S,D", &m) == 0 && m == OFFCPU_DEFAULT_STATES);
+	CHECK(parse_states("r", &m) == 0 && m == OFFCPU_STATE_MASK(0));
+	CHECK(parse_states("all", &m) == 0 && m == (1u << OFFCPU_STATE_NR) - 1);
+	CHECK(parse_states("X", &m) == -EINVAL);
+	CHECK(parse_states(",", &m) == -EINVAL);
+	CHECK(parse_size("512K", &v) == 0 && v == 512 * 1024);
+	CHECK(parse_size("8MB", &v) == 0 && v == 8 << 20);
+	CHECK(parse_size("4096", &v) == 0 && v == 4096);
+	CHECK(parse_size("2T", &v) == -EINVAL);
+	CHECK(parse_size("-1K", &v) == -EINVAL);
+	CHECK(parse_size("2048G", &v) == -EINVAL);
+}
+
+const struct unit_test options_tests[] = {
+	{ "options: how they combine", test_validate },
+	{ "options: states and sizes", test_values },
+	{ 0 },
+};
