@@ -6,8 +6,10 @@
 #ifndef OFFCPU_PERFDATA_FORMAT_H
 #define OFFCPU_PERFDATA_FORMAT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 #include <linux/perf_event.h>
 
 #define PERF_MAGIC2 0x32454c4946524550ULL /* "PERFILE2" read as little-endian u64 */
@@ -105,6 +107,102 @@ struct perf_build_id_entry {
 _Static_assert(sizeof(struct perf_build_id_entry) == 36, "build id entry");
 
 #define PERF_ALIGN(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
+
+/*
+ * The kernel's records, one struct each, as perf's tools/lib/perf/event.h
+ * has them: the fixed part; a name, where there is one, follows it and the
+ * sample_id trailer follows that. Read them with perf_record__copy(): a
+ * record in a buffer may not be aligned for a direct cast.
+ */
+struct perf_record_comm {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	/* char comm[]: NUL-terminated, padded to 8 */
+};
+
+struct perf_record_mmap {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	/* char filename[] */
+};
+
+struct perf_record_mmap2 {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	union {
+		struct {
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+		};
+		struct { /* with PERF_RECORD_MISC_MMAP_BUILD_ID */
+			uint8_t build_id_size;
+			uint8_t reserved[3];
+			uint8_t build_id[20];
+		};
+	};
+	uint32_t prot, flags;
+	/* char filename[] */
+};
+
+/* FORK and EXIT */
+struct perf_record_task {
+	struct perf_event_header header;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+struct perf_record_lost {
+	struct perf_event_header header;
+	uint64_t id, lost;
+};
+
+struct perf_record_lost_samples {
+	struct perf_event_header header;
+	uint64_t lost;
+};
+
+struct perf_record_cgroup {
+	struct perf_event_header header;
+	uint64_t id;
+	/* char path[] */
+};
+
+_Static_assert(sizeof(struct perf_record_comm) == 16, "COMM name at 16");
+_Static_assert(sizeof(struct perf_record_mmap) == 40, "MMAP filename at 40");
+_Static_assert(sizeof(struct perf_record_mmap2) == 72, "MMAP2 filename at 72");
+_Static_assert(offsetof(struct perf_record_mmap2, build_id) == 44, "MMAP2 build id at 44");
+_Static_assert(offsetof(struct perf_record_mmap2, prot) == 64, "MMAP2 prot at 64");
+_Static_assert(sizeof(struct perf_record_task) == 32, "FORK/EXIT");
+_Static_assert(sizeof(struct perf_record_lost) == 24, "LOST");
+_Static_assert(sizeof(struct perf_record_lost_samples) == 16, "LOST_SAMPLES");
+_Static_assert(sizeof(struct perf_record_cgroup) == 16, "CGROUP path at 16");
+
+/*
+ * Copy the fixed part of record @h (@size bytes of a struct perf_record_*)
+ * into @out; false when the record is too short to hold it.
+ */
+static inline bool perf_record__copy(const struct perf_event_header *h, void *out, size_t size)
+{
+	if (h->size < size)
+		return false;
+	memcpy(out, h, size);
+	return true;
+}
+
+/*
+ * The NUL-terminated name that follows a fixed part of @fixed bytes (COMM,
+ * MMAP, MMAP2, CGROUP), or NULL when the record holds none.
+ */
+static inline const char *perf_record__name(const struct perf_event_header *h, size_t fixed)
+{
+	const char *name = (const char *)h + fixed;
+
+	if (h->size <= fixed || !memchr(name, 0, h->size - fixed))
+		return NULL;
+	return name;
+}
 
 /* The off-CPU event exactly as perf writes it. */
 #define OFFCPU_EVENT_NAME "offcpu-time"

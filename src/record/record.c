@@ -159,26 +159,41 @@ static int open_cgroup(const char *arg)
 
 /* filtering, in time order, so that a FORK is seen before its child's records */
 
+/* The LOST record's count, 0 for any other record. */
+static uint64_t lost_count(const struct perf_event_header *h)
+{
+	struct perf_record_lost l;
+
+	return h->type == PERF_RECORD_LOST && perf_record__copy(h, &l, sizeof(l)) ? l.lost : 0;
+}
+
 static bool keep_sideband(struct record *r, const struct perf_event_header *h)
 {
-	const char *p = (const char *)h;
+	struct perf_record_task t; /* pid first, as in COMM, MMAP and MMAP2 */
 	int pid;
 
 	switch (h->type) {
 	case PERF_RECORD_LOST:
-		r->st.sideband_lost += *(const uint64_t *)(p + 16);
+		r->st.sideband_lost += lost_count(h);
 		return true;
 	case PERF_RECORD_FORK:
-		pid = *(const int *)(p + 8);
-		if (r->follow && intset__has(&r->tracked, *(const int *)(p + 12)))
+		if (!perf_record__copy(h, &t, sizeof(t)))
+			return true;
+		pid = (int)t.pid;
+		if (r->follow && intset__has(&r->tracked, (int)t.ppid))
 			intset__add(&r->tracked, pid);
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
-	case PERF_RECORD_EXIT:
-		pid = *(const int *)(p + 8);
+	case PERF_RECORD_EXIT: {
+		struct perf_record_comm c; /* the common pid, tid prefix */
+
+		if (!perf_record__copy(h, &c, sizeof(c)))
+			return true;
+		pid = (int)c.pid;
 		break;
+	}
 	default:
 		return true;
 	}
@@ -191,7 +206,7 @@ static bool keep_oncpu(struct record *r, const struct perf_event_header *h)
 	const char *why;
 
 	if (h->type == PERF_RECORD_LOST) {
-		r->st.oncpu_lost += *(const uint64_t *)((const char *)h + 16);
+		r->st.oncpu_lost += lost_count(h);
 		return true;
 	}
 	if (h->type != PERF_RECORD_SAMPLE || perf_sample__parse(&r->oncpu_attr, h, &s, &why))
@@ -420,14 +435,16 @@ static int write_summed(const struct offcpu_key *k, const struct offcpu_val *v, 
 static int write_lost_samples(struct record *r, uint64_t lost, uint64_t time)
 {
 	char buf[64] = { 0 };
-	struct perf_event_header *h = (void *)buf;
 	struct perf_sample id = { .id = r->offcpu_id, .time = time };
+	struct perf_record_lost_samples ls = {
+		.header.type = PERF_RECORD_LOST_SAMPLES,
+		.header.size = (uint16_t)(sizeof(ls) + perf_sample_id__size(r->sample_type)),
+		.lost = lost,
+	};
 
-	*(uint64_t *)(buf + 8) = lost;
-	perf_sample_id__encode(r->sample_type, &id, buf + 16);
-	h->type = PERF_RECORD_LOST_SAMPLES;
-	h->size = (uint16_t)(16 + perf_sample_id__size(r->sample_type));
-	return perf_writer__write(r->w, h);
+	memcpy(buf, &ls, sizeof(ls));
+	perf_sample_id__encode(r->sample_type, &id, buf + sizeof(ls));
+	return perf_writer__write(r->w, (const void *)buf);
 }
 
 static int setup_targets(struct record *r, struct collector_opts *co, int *cgroup_fd)
@@ -966,9 +983,9 @@ static int thread_round(struct writer_thread *t)
 		if (h->type == PERF_RECORD_LOST) {
 			pthread_mutex_lock(&r->lock);
 			if (kind == SRC_SIDEBAND)
-				r->st.sideband_lost += *(const uint64_t *)((const char *)h + 16);
+				r->st.sideband_lost += lost_count(h);
 			else
-				r->st.oncpu_lost += *(const uint64_t *)((const char *)h + 16);
+				r->st.oncpu_lost += lost_count(h);
 			pthread_mutex_unlock(&r->lock);
 		}
 		if (h->type == PERF_RECORD_SAMPLE)

@@ -35,12 +35,12 @@ static int finish(const struct synth *s, char *buf, size_t body, int pid, int ti
 static int synth_comm(const struct synth *s, int pid, int tid, const char *comm)
 {
 	char buf[REC_MAX] = { 0 };
+	struct perf_record_comm c = { .pid = (uint32_t)pid, .tid = (uint32_t)tid };
 	size_t len = strnlen(comm, 16);
 
-	*(uint32_t *)(buf + 8) = (uint32_t)pid;
-	*(uint32_t *)(buf + 12) = (uint32_t)tid;
-	memcpy(buf + 16, comm, len);
-	return finish(s, buf, 16 + len + 1, pid, tid, PERF_RECORD_COMM, 0);
+	memcpy(buf, &c, sizeof(c));
+	memcpy(buf + sizeof(c), comm, len);
+	return finish(s, buf, sizeof(c) + len + 1, pid, tid, PERF_RECORD_COMM, 0);
 }
 
 int synth__mmap2(const struct synth *s, int pid, int tid, uint64_t start, uint64_t len,
@@ -48,20 +48,15 @@ int synth__mmap2(const struct synth *s, int pid, int tid, uint64_t start, uint64
 		 uint32_t flags, uint16_t misc, const char *filename)
 {
 	char buf[REC_MAX] = { 0 };
+	struct perf_record_mmap2 m = {
+		.pid = (uint32_t)pid, .tid = (uint32_t)tid, .start = start, .len = len,
+		.pgoff = pgoff, .maj = maj, .min = min, .ino = ino, .prot = prot, .flags = flags,
+	};
 	size_t flen = strnlen(filename, 4095);
 
-	*(uint32_t *)(buf + 8) = (uint32_t)pid;
-	*(uint32_t *)(buf + 12) = (uint32_t)tid;
-	*(uint64_t *)(buf + 16) = start;
-	*(uint64_t *)(buf + 24) = len;
-	*(uint64_t *)(buf + 32) = pgoff;
-	*(uint32_t *)(buf + 40) = maj;
-	*(uint32_t *)(buf + 44) = min;
-	*(uint64_t *)(buf + 48) = ino;
-	*(uint32_t *)(buf + 64) = prot;
-	*(uint32_t *)(buf + 68) = flags;
-	memcpy(buf + 72, filename, flen);
-	return finish(s, buf, 72 + flen + 1, pid, tid, PERF_RECORD_MMAP2, misc);
+	memcpy(buf, &m, sizeof(m));
+	memcpy(buf + sizeof(m), filename, flen);
+	return finish(s, buf, sizeof(m) + flen + 1, pid, tid, PERF_RECORD_MMAP2, misc);
 }
 
 static int read_small(const char *path, char *buf, size_t cap)
@@ -188,6 +183,8 @@ static int cg_err;
 static int cg_visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	char buf[REC_MAX] = { 0 };
+	/* a cgroup v2 id is its directory's inode */
+	struct perf_record_cgroup c = { .id = st->st_ino };
 	const char *rel = path + cg_root_len;
 	size_t len;
 
@@ -196,9 +193,9 @@ static int cg_visit(const char *path, const struct stat *st, int flag, struct FT
 	if (!*rel)
 		rel = "/";
 	len = strnlen(rel, 4000);
-	*(uint64_t *)(buf + 8) = st->st_ino; /* a cgroup v2 id is its directory's inode */
-	memcpy(buf + 16, rel, len);
-	cg_err = finish(cg_synth, buf, 16 + len + 1, -1, -1, PERF_RECORD_CGROUP, 0);
+	memcpy(buf, &c, sizeof(c));
+	memcpy(buf + sizeof(c), rel, len);
+	cg_err = finish(cg_synth, buf, sizeof(c) + len + 1, -1, -1, PERF_RECORD_CGROUP, 0);
 	return cg_err ? 1 : 0;
 }
 
@@ -245,13 +242,14 @@ int synth__kernel_mmap(const struct synth *s)
 
 	if (err)
 		return err;
-	*(uint32_t *)(buf + 8) = (uint32_t)-1;
-	*(uint32_t *)(buf + 12) = 0;
-	*(uint64_t *)(buf + 16) = text;
-	*(uint64_t *)(buf + 24) = ~0ULL - text;
-	*(uint64_t *)(buf + 32) = text;
-	memcpy(buf + 40, name, sizeof(name));
-	return finish(s, buf, 40 + sizeof(name), -1, 0, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+	struct perf_record_mmap m = {
+		.pid = (uint32_t)-1, .tid = 0, .start = text, .len = ~0ULL - text, .pgoff = text,
+	};
+
+	memcpy(buf, &m, sizeof(m));
+	memcpy(buf + sizeof(m), name, sizeof(name));
+	return finish(s, buf, sizeof(m) + sizeof(name), -1, 0, PERF_RECORD_MMAP,
+		      PERF_RECORD_MISC_KERNEL);
 }
 
 int kernel_build_id(uint8_t *id, size_t cap)
