@@ -17,7 +17,7 @@ struct maptab;
 struct maptab *maptab__new(void);
 /* Follow one side-band record (MMAP, MMAP2, FORK; others are ignored). */
 int maptab__observe(struct maptab *t, const struct perf_event_header *rec);
-/* Mark the file mapped at @ip in process @pid (or the process it was forked from). */
+/* Mark the file mapped at @ip in process @pid (a forked process has its parent's maps). */
 void maptab__mark(struct maptab *t, int pid, uint64_t ip);
 /* Forget the marks (a new file starts). */
 void maptab__clear_marks(struct maptab *t);

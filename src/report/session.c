@@ -7,21 +7,16 @@
 #include "session.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/reader.h"
+#include "../util/procmaps.h"
 #include "../util/util.h"
 
 #define MAX_FRAMES 512 /* resolved frames per sample, inlined ones included */
 #define MAX_INLINE 8
 
-struct map {
-	uint64_t start, end, pgoff;
+/* What a mapping's object number stands for here: a symbolizer dso and a profile dso. */
+struct mapobj {
 	struct sym_dso *sd;
 	uint32_t dso;
-};
-
-struct mapset {
-	struct map *maps;
-	size_t nr, cap;
-	uint64_t gen;
 };
 
 struct session {
@@ -30,10 +25,10 @@ struct session {
 	struct perf_reader *r;
 	struct symbolizer *sym;
 	struct hashmap comm_of; /* tid -> strtab index */
-	struct hashmap mapset_of; /* pid -> index into mapsets */
-	struct mapset *mapsets;
-	size_t nr_mapsets;
-	uint64_t gen;
+	struct procmaps maps;
+	struct hashmap obj_of; /* mapobj -> index into objs */
+	struct mapobj *objs;
+	size_t nr_objs, cap_objs;
 	struct hashmap build_ids; /* path -> index into bids */
 	uint8_t (*bids)[21]; /* [0] = length */
 	size_t nr_bids;
@@ -73,104 +68,22 @@ static int set_comm(struct session *s, uint32_t tid, uint32_t comm)
 	return 0;
 }
 
-static struct mapset *mapset_of(struct session *s, uint32_t pid, bool create)
+/* The object number of (@sd, @dso) for procmaps, or -ENOMEM. */
+static long mapobj(struct session *s, struct sym_dso *sd, uint32_t dso)
 {
+	struct mapobj o = { sd, dso };
 	int created;
-	uint64_t *v;
+	uint64_t *v = hashmap__upsert(&s->obj_of, &o, sizeof(o), &created);
 
-	if (!create) {
-		v = hashmap__find(&s->mapset_of, &pid, sizeof(pid));
-		return v ? &s->mapsets[*v] : NULL;
-	}
-	v = hashmap__upsert(&s->mapset_of, &pid, sizeof(pid), &created);
 	if (!v)
-		return NULL;
-	if (created) {
-		struct mapset *n = realloc(s->mapsets, (s->nr_mapsets + 1) * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->mapsets = n;
-		memset(&n[s->nr_mapsets], 0, sizeof(*n));
-		n[s->nr_mapsets].gen = ++s->gen;
-		*v = s->nr_mapsets++;
-	}
-	return &s->mapsets[*v];
-}
-
-static int cmp_map(const void *a, const void *b)
-{
-	const struct map *x = a, *y = b;
-
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-static int mapset__push(struct mapset *ms, const struct map *m)
-{
-	if (ms->nr == ms->cap) {
-		size_t c = ms->cap ? ms->cap * 2 : 16;
-		struct map *n = realloc(ms->maps, c * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		ms->maps = n;
-		ms->cap = c;
-	}
-	ms->maps[ms->nr++] = *m;
-	return 0;
-}
-
-/* Insert @m, cutting what it overlaps out of older mappings. */
-static int mapset__insert(struct session *s, struct mapset *ms, const struct map *m)
-{
-	size_t i, n = ms->nr;
-
-	for (i = 0; i < n; i++) {
-		struct map *o = &ms->maps[i];
-
-		if (o->end <= m->start || o->start >= m->end)
-			continue;
-		if (o->end > m->end) {
-			struct map right = *o;
-
-			right.pgoff += m->end - o->start;
-			right.start = m->end;
-			if (mapset__push(ms, &right))
-				return -ENOMEM;
-			o = &ms->maps[i];
-		}
-		if (o->start < m->start) {
-			o->end = m->start;
-		} else {
-			o->start = o->end = 0; /* dropped below */
-		}
-	}
-	for (i = 0, n = 0; i < ms->nr; i++)
-		if (ms->maps[i].end > ms->maps[i].start)
-			ms->maps[n++] = ms->maps[i];
-	ms->nr = n;
-	if (mapset__push(ms, m))
 		return -ENOMEM;
-	qsort(ms->maps, ms->nr, sizeof(*ms->maps), cmp_map);
-	ms->gen = ++s->gen;
-	return 0;
-}
-
-static const struct map *mapset__find(const struct mapset *ms, uint64_t addr)
-{
-	size_t lo = 0, hi = ms ? ms->nr : 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ms->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (created) {
+		if (grow_array((void **)&s->objs, &s->cap_objs, s->nr_objs + 1, sizeof(*s->objs)))
+			return -ENOMEM;
+		s->objs[s->nr_objs] = o;
+		*v = s->nr_objs++;
 	}
-	if (!lo || addr >= ms->maps[lo - 1].end)
-		return NULL;
-	return &ms->maps[lo - 1];
+	return (long)*v;
 }
 
 static void note_build_id(struct session *s, const char *path, const uint8_t *id, size_t len)
@@ -222,31 +135,35 @@ static void parse_build_ids(struct session *s, const uint8_t *p, size_t size)
 
 static int on_mmap(struct session *s, const struct perf_event_header *h)
 {
-	const uint8_t *p = (const uint8_t *)h;
+	struct perf_record_mmap2 m2;
 	uint32_t pid, prot = PROT_EXEC;
 	uint64_t addr, len, pgoff;
 	const uint8_t *bid = NULL;
-	size_t bid_len = 0, fn_off;
+	size_t bid_len = 0;
 	const char *fn;
-	struct map m;
-	struct mapset *ms;
+	struct sym_dso *sd;
+	uint32_t dso;
+	long obj;
 	uint64_t *v;
 
-	fn_off = h->type == PERF_RECORD_MMAP2 ? 72 : 40;
-	if (h->size <= fn_off)
-		return 0;
-	memcpy(&pid, p + 8, 4);
-	memcpy(&addr, p + 16, 8);
-	memcpy(&len, p + 24, 8);
-	memcpy(&pgoff, p + 32, 8);
-	fn = (const char *)p + fn_off;
-	if (!memchr(fn, 0, h->size - fn_off))
-		return 0;
 	if (h->type == PERF_RECORD_MMAP2) {
-		memcpy(&prot, p + 64, 4);
+		fn = perf_record__name(h, sizeof(m2));
+		if (!fn || !perf_record__copy(h, &m2, sizeof(m2)))
+			return 0;
+	} else {
+		fn = perf_record__name(h, sizeof(struct perf_record_mmap));
+		if (!fn || !perf_record__copy(h, &m2, sizeof(struct perf_record_mmap)))
+			return 0;
+	}
+	pid = m2.pid;
+	addr = m2.start;
+	len = m2.len;
+	pgoff = m2.pgoff;
+	if (h->type == PERF_RECORD_MMAP2) {
+		prot = m2.prot;
 		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			bid_len = p[40] > 20 ? 20 : p[40];
-			bid = p + 44;
+			bid_len = m2.build_id_size > 20 ? 20 : m2.build_id_size;
+			bid = (const uint8_t *)h + offsetof(struct perf_record_mmap2, build_id);
 		}
 		if (prot && !(prot & PROT_EXEC))
 			return 0;
@@ -262,51 +179,33 @@ static int on_mmap(struct session *s, const struct perf_event_header *h)
 		bid_len = s->bids[*v][0];
 		bid = &s->bids[*v][1];
 	}
-	m.start = addr;
-	m.end = addr + len;
-	m.pgoff = pgoff;
-	m.sd = symbolizer__dso(s->sym, fn, bid, bid_len);
-	m.dso = profile__dso(s->p, fn, bid, bid_len, false);
-	if (!m.sd || m.dso == UINT32_MAX)
+	sd = symbolizer__dso(s->sym, fn, bid, bid_len);
+	dso = profile__dso(s->p, fn, bid, bid_len, false);
+	if (!sd || dso == UINT32_MAX)
 		return -ENOMEM;
-	ms = mapset_of(s, pid, true);
-	if (!ms)
-		return -ENOMEM;
-	return mapset__insert(s, ms, &m);
+	obj = mapobj(s, sd, dso);
+	if (obj < 0)
+		return (int)obj;
+	return procmaps__map(&s->maps, pid, addr, len, pgoff, (uint32_t)obj);
 }
 
 static int on_fork(struct session *s, const struct perf_event_header *h)
 {
-	const uint8_t *p = (const uint8_t *)h;
+	struct perf_record_task t;
 	uint32_t pid, ppid, tid, ptid;
 	uint64_t *v;
 
-	if (h->size < 24)
+	if (!perf_record__copy(h, &t, sizeof(t)))
 		return 0;
-	memcpy(&pid, p + 8, 4);
-	memcpy(&ppid, p + 12, 4);
-	memcpy(&tid, p + 16, 4);
-	memcpy(&ptid, p + 20, 4);
+	pid = t.pid;
+	ppid = t.ppid;
+	tid = t.tid;
+	ptid = t.ptid;
 	v = hashmap__find(&s->comm_of, &ptid, sizeof(ptid));
 	if (v && set_comm(s, tid, (uint32_t)*v))
 		return -ENOMEM;
-	if (pid != ppid) {
-		/* a new process starts with a copy of its parent's mappings */
-		struct mapset *parent = mapset_of(s, ppid, false), *child;
-		size_t i;
-
-		if (!parent || !parent->nr)
-			return 0;
-		child = mapset_of(s, pid, true);
-		parent = mapset_of(s, ppid, false);
-		if (!child || child->nr)
-			return child ? 0 : -ENOMEM;
-		for (i = 0; i < parent->nr; i++)
-			if (mapset__push(child, &parent->maps[i]))
-				return -ENOMEM;
-		child->gen = ++s->gen;
-	}
-	return 0;
+	/* a new process starts with a copy of its parent's mappings */
+	return procmaps__fork(&s->maps, ppid, pid);
 }
 
 static bool in_list(const int *l, size_t n, uint32_t v)
@@ -320,7 +219,7 @@ static bool in_list(const int *l, size_t n, uint32_t v)
 }
 
 /* Resolve one address to frames (innermost first) into @out; returns how many. */
-static int resolve_addr(struct session *s, const struct mapset *ms, uint8_t ctx, uint64_t addr,
+static int resolve_addr(struct session *s, const struct addrspace *as, uint8_t ctx, uint64_t addr,
 			bool ret, uint32_t *out, int max)
 {
 	struct profile_frame f = { 0 };
@@ -338,7 +237,8 @@ static int resolve_addr(struct session *s, const struct mapset *ms, uint8_t ctx,
 		return out[0] == UINT32_MAX ? -ENOMEM : 1;
 	}
 	{
-		const struct map *m = mapset__find(ms, addr);
+		const struct vmap *vm = addrspace__find(as, addr);
+		const struct mapobj *m = vm ? &s->objs[vm->obj] : NULL;
 		uint64_t off, key[2], *v;
 		int created;
 
@@ -348,8 +248,8 @@ static int resolve_addr(struct session *s, const struct mapset *ms, uint8_t ctx,
 			out[0] = profile__frame(s->p, &f);
 			return out[0] == UINT32_MAX ? -ENOMEM : 1;
 		}
-		off = addr - m->start + m->pgoff;
-		key[0] = (uint64_t)(uintptr_t)m->sd ^ ((uint64_t)m->dso << 48);
+		off = addr - vm->start + vm->pgoff;
+		key[0] = vm->obj;
 		key[1] = off | ((uint64_t)ret << 63);
 		v = hashmap__upsert(&s->addr_frames, key, sizeof(key), &created);
 		if (!v)
@@ -403,7 +303,7 @@ static int resolve_addr(struct session *s, const struct mapset *ms, uint8_t ctx,
 
 /* Symbolize a call chain (innermost first) into a root-first stack. */
 static uint32_t make_stack(struct session *s, const struct perf_event_header *h,
-			   const struct perf_sample *smp, const struct mapset *ms, bool chain)
+			   const struct perf_sample *smp, const struct addrspace *as, bool chain)
 {
 	uint32_t tmp[MAX_INLINE];
 	uint8_t ctx = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
@@ -430,7 +330,7 @@ static uint32_t make_stack(struct session *s, const struct perf_event_header *h,
 		if (ctx == 0xff) {
 			n = resolve_addr(s, NULL, PERF_RECORD_MISC_USER, ip, false, tmp, MAX_INLINE);
 		} else {
-			n = resolve_addr(s, ms, ctx, ip, !first, tmp, MAX_INLINE);
+			n = resolve_addr(s, as, ctx, ip, !first, tmp, MAX_INLINE);
 		}
 		first = false;
 		if (n < 0)
@@ -454,7 +354,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 	struct perf_sample smp;
 	size_t ev, klen, i;
 	uint32_t comm, row;
-	const struct mapset *ms;
+	const struct addrspace *as;
 	const struct perf_reader_event *e;
 	bool chain;
 	uint64_t *v;
@@ -483,7 +383,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 		if (i == o->nr_comms)
 			return 0;
 	}
-	ms = mapset_of(s, smp.pid, false);
+	as = procmaps__get(&s->maps, smp.pid);
 	chain = (e->attr.sample_type & PERF_SAMPLE_CALLCHAIN) && smp.nr_ips;
 	klen = 7 + (chain ? smp.nr_ips : 1);
 	if (klen > s->key_cap) {
@@ -497,7 +397,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 	s->key[0] = ev;
 	s->key[1] = ((uint64_t)smp.pid << 32) | smp.tid;
 	s->key[2] = comm;
-	s->key[3] = ms ? ms->gen : 0;
+	s->key[3] = as ? as->gen : 0;
 	s->key[4] = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	s->key[5] = chain;
 	s->key[6] = klen;
@@ -509,7 +409,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 	if (!v)
 		return -ENOMEM;
 	if (created) {
-		uint32_t stack = make_stack(s, h, &smp, ms, chain);
+		uint32_t stack = make_stack(s, h, &smp, as, chain);
 
 		if (stack == UINT32_MAX)
 			return -ENOMEM;
@@ -533,18 +433,18 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 static int on_record(struct session *s, const struct perf_event_header *h)
 {
 	const uint8_t *p = (const uint8_t *)h;
-	uint64_t n;
+	struct perf_record_comm c;
+	struct perf_record_lost l;
+	struct perf_record_lost_samples ls;
+	const char *name;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		return on_sample(s, h);
 	case PERF_RECORD_COMM:
-		if (h->size > 16 && memchr(p + 16, 0, h->size - 16)) {
-			uint32_t tid;
-
-			memcpy(&tid, p + 12, 4);
-			return set_comm(s, tid, strtab__add(&s->p->str, (const char *)p + 16));
-		}
+		name = perf_record__name(h, sizeof(c));
+		if (name && perf_record__copy(h, &c, sizeof(c)))
+			return set_comm(s, c.tid, strtab__add(&s->p->str, name));
 		return 0;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -552,16 +452,12 @@ static int on_record(struct session *s, const struct perf_event_header *h)
 	case PERF_RECORD_FORK:
 		return on_fork(s, h);
 	case PERF_RECORD_LOST:
-		if (h->size >= 24) {
-			memcpy(&n, p + 16, 8);
-			s->p->lost_records += n;
-		}
+		if (perf_record__copy(h, &l, sizeof(l)))
+			s->p->lost_records += l.lost;
 		return 0;
 	case PERF_RECORD_LOST_SAMPLES:
-		if (h->size >= 16) {
-			memcpy(&n, p + 8, 8);
-			s->p->lost_samples += n;
-		}
+		if (perf_record__copy(h, &ls, sizeof(ls)))
+			s->p->lost_samples += ls.lost;
 		return 0;
 	case PERF_RECORD_HEADER_BUILD_ID:
 		parse_build_ids(s, p, h->size);
@@ -640,13 +536,10 @@ static void progress(struct session *s, bool done)
 
 static void session__free(struct session *s)
 {
-	size_t i;
-
 	hashmap__free(&s->comm_of);
-	hashmap__free(&s->mapset_of);
-	for (i = 0; i < s->nr_mapsets; i++)
-		free(s->mapsets[i].maps);
-	free(s->mapsets);
+	procmaps__free(&s->maps);
+	hashmap__free(&s->obj_of);
+	free(s->objs);
 	hashmap__free(&s->build_ids);
 	free(s->bids);
 	hashmap__free(&s->chain_row);

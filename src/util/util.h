@@ -37,6 +37,30 @@ int parse_duration_ns(const char *s, uint64_t *out);
 /* Parse "1,3-5" into a sorted, de-duplicated list; *out is malloc'ed. */
 int parse_int_list(const char *s, int **out, size_t *nr);
 
+/*
+ * Make room for @need elements of @elem bytes in the array *@p of capacity
+ * *@cap (doubling, at least 16). Returns 0 or -ENOMEM (the array unchanged).
+ */
+int grow_array(void **p, size_t *cap, size_t need, size_t elem);
+
+/*
+ * Index of the last element of @arr[0..@n), sorted by @field, whose @field is
+ * at most @x; SIZE_MAX when there is none. ("Which mapping, symbol or ORC
+ * entry holds this address?")
+ */
+#define last_at_or_below(arr, n, field, x)                                                 \
+	({                                                                                 \
+		size_t lo_ = 0, hi_ = (n);                                                 \
+		while (lo_ < hi_) {                                                        \
+			size_t mid_ = lo_ + (hi_ - lo_) / 2;                               \
+			if ((arr)[mid_].field <= (x))                                      \
+				lo_ = mid_ + 1;                                            \
+			else                                                               \
+				hi_ = mid_;                                                \
+		}                                                                          \
+		lo_ ? lo_ - 1 : SIZE_MAX;                                                  \
+	})
+
 /* Current CLOCK_MONOTONIC time in nanoseconds, the clock bpf_ktime_get_ns() uses. */
 uint64_t now_ns(void);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdlib.h>
 #include "unit.h"
+#include "util/procmaps.h"
 #include "util/util.h"
 #include "util/hashmap.h"
 #include "util/intset.h"
@@ -96,11 +98,78 @@ static void test_intset(void)
 	intset__free(&s);
 }
 
+
+static void test_procmaps(void)
+{
+	struct procmaps pm = { 0 };
+	const struct addrspace *as;
+	const struct vmap *m;
+
+	/* an executable, then a library, then a re-mmap over the middle of the first */
+	CHECK(procmaps__map(&pm, 10, 0x1000, 0x3000, 0, 1) == 0);
+	CHECK(procmaps__map(&pm, 10, 0x8000, 0x1000, 0x2000, 2) == 0);
+	CHECK(procmaps__map(&pm, 10, 0x2000, 0x1000, 0x5000, 3) == 0);
+	as = procmaps__get(&pm, 10);
+	CHECK(as && as->nr == 4);
+	m = addrspace__find(as, 0x1fff);
+	CHECK(m && m->obj == 1 && m->pgoff == 0);
+	m = addrspace__find(as, 0x2000);
+	CHECK(m && m->obj == 3 && m->pgoff == 0x5000);
+	m = addrspace__find(as, 0x3800); /* the right part keeps its file offset */
+	CHECK(m && m->obj == 1 && m->start == 0x3000 && m->pgoff == 0x2000);
+	CHECK(addrspace__find(as, 0x4000) == NULL);
+	CHECK(addrspace__find(as, 0xfff) == NULL);
+	m = addrspace__find(as, 0x8fff);
+	CHECK(m && m->obj == 2);
+	/* a fork copies; the child's exec then replaces what it overlaps */
+	CHECK(procmaps__fork(&pm, 10, 11) == 0);
+	CHECK(procmaps__map(&pm, 11, 0x0, 0x10000, 0, 4) == 0);
+	m = addrspace__find(procmaps__get(&pm, 11), 0x2000);
+	CHECK(m && m->obj == 4);
+	m = addrspace__find(procmaps__get(&pm, 10), 0x2000);
+	CHECK(m && m->obj == 3);
+	CHECK(procmaps__get(&pm, 12) == NULL);
+	CHECK(addrspace__find(NULL, 0x2000) == NULL);
+	/* a generation changes with every change */
+	{
+		uint64_t g = procmaps__get(&pm, 10)->gen;
+
+		CHECK(procmaps__map(&pm, 10, 0x20000, 0x1000, 0, 5) == 0);
+		CHECK(procmaps__get(&pm, 10)->gen != g);
+	}
+	procmaps__free(&pm);
+}
+
+static void test_search_and_grow(void)
+{
+	struct {
+		uint64_t start;
+	} a[] = { { 10 }, { 20 }, { 20 }, { 30 } };
+	int *v = NULL;
+	size_t cap = 0, i;
+
+	CHECK_EQ_U64(last_at_or_below(a, 4, start, 5), SIZE_MAX);
+	CHECK_EQ_U64(last_at_or_below(a, 4, start, 10), 0);
+	CHECK_EQ_U64(last_at_or_below(a, 4, start, 25), 2);
+	CHECK_EQ_U64(last_at_or_below(a, 4, start, 99), 3);
+	CHECK_EQ_U64(last_at_or_below(a, 0, start, 99), SIZE_MAX);
+	for (i = 0; i < 1000; i++) {
+		CHECK(grow_array((void **)&v, &cap, i + 1, sizeof(*v)) == 0);
+		v[i] = (int)i;
+	}
+	CHECK(cap >= 1000 && v[999] == 999);
+	CHECK(grow_array((void **)&v, &cap, SIZE_MAX / 2, sizeof(*v)) == -ENOMEM);
+	CHECK(v[500] == 500);
+	free(v);
+}
+
 const struct unit_test util_tests[] = {
 	{ "util: int lists", test_int_list },
 	{ "util: durations", test_duration },
 	{ "util: u64", test_u64 },
 	{ "util: hashmap", test_hashmap },
 	{ "util: intset", test_intset },
+	{ "util: procmaps, the map model", test_procmaps },
+	{ "util: last_at_or_below, grow_array", test_search_and_grow },
 	{ 0 },
 };
