@@ -12,6 +12,7 @@
 #include "synth.h"
 #include "../perfdata/format.h"
 #include "../perfdata/sample.h"
+#include "../util/kallsyms.h"
 #include "../util/util.h"
 
 #define REC_MAX 8192
@@ -211,26 +212,23 @@ int synth__cgroups(const struct synth *s, const char *root)
 	return cg_err;
 }
 
+static int find_text(const struct ksym_line *l, void *arg)
+{
+	if (l->module || (strcmp(l->name, "_text") && strcmp(l->name, "_stext")))
+		return 0;
+	*(uint64_t *)arg = l->addr;
+	return 1;
+}
+
 static int kallsyms_text(uint64_t *addr)
 {
-	char line[512], name[256], type;
-	unsigned long long a;
-	FILE *f = fopen("/proc/kallsyms", "re");
-	int err = -ENOENT;
+	int n = kallsyms__foreach(NULL, find_text, addr);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
-			continue;
-		if (!strcmp(name, "_text") || !strcmp(name, "_stext")) {
-			*addr = a;
-			err = a ? 0 : -EPERM; /* kptr_restrict hides addresses */
-			break;
-		}
-	}
-	fclose(f);
-	return err;
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return -ENOENT;
+	return *addr ? 0 : -EPERM; /* kptr_restrict hides addresses */
 }
 
 int synth__kernel_mmap(const struct synth *s)

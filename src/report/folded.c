@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profile.h"
+#include "../util/util.h"
 
 struct line {
 	char *text;
@@ -89,16 +90,9 @@ int folded__write(const struct profile *p, int event, FILE *f)
 			goto out;
 		}
 		if (created) {
-			if (n == cap) {
-				struct line *nl;
-
-				cap = cap ? cap * 2 : 256;
-				nl = realloc(lines, cap * sizeof(*nl));
-				if (!nl) {
-					err = -ENOMEM;
-					goto out;
-				}
-				lines = nl;
+			if (grow_array((void **)&lines, &cap, n + 1, sizeof(*lines))) {
+				err = -ENOMEM;
+				goto out;
 			}
 			lines[n].text = strdup(buf);
 			lines[n].value = 0;

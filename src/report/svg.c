@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profile.h"
+#include "../util/util.h"
 
 #define WIDTH 1200
 #define FRAME_H 16
@@ -97,16 +98,9 @@ static int layout(struct tree *t, const struct profile *p)
 		uint64_t x = t->n[i].x;
 
 		for (c = t->n[i].first_child; c != UINT32_MAX; c = t->n[c].next_sibling) {
-			if (n == cap) {
-				uint32_t *nk;
-
-				cap = cap ? cap * 2 : 64;
-				nk = realloc(kids, cap * sizeof(*nk));
-				if (!nk) {
-					err = -ENOMEM;
-					goto out;
-				}
-				kids = nk;
+			if (grow_array((void **)&kids, &cap, n + 1, sizeof(*kids))) {
+				err = -ENOMEM;
+				goto out;
 			}
 			kids[n++] = c;
 		}

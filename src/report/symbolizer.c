@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "symbolizer.h"
 #undef ARRAY_SIZE
+#include "../util/kallsyms.h"
 #include "../util/util.h"
 #include "../util/elf.h"
 
@@ -285,15 +286,8 @@ static void add_syms(struct sym_dso *d, Elf *elf, uint32_t type, size_t *cap)
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			if (d->nr_syms == *cap) {
-				size_t c = *cap ? *cap * 2 : 256;
-				struct sym *ns = realloc(d->syms, c * sizeof(*ns));
-
-				if (!ns)
-					return;
-				d->syms = ns;
-				*cap = c;
-			}
+			if (grow_array((void **)&d->syms, cap, d->nr_syms + 1, sizeof(*d->syms)))
+				return;
 			d->syms[d->nr_syms++] = (struct sym){
 				.addr = sym.st_value,
 				.size = sym.st_size,
@@ -429,20 +423,12 @@ static uint64_t to_vaddr(const struct sym_dso *d, uint64_t off)
 
 static struct sym *find_sym(struct sym_dso *d, uint64_t a)
 {
-	size_t lo = 0, hi = d->nr_syms;
+	size_t i = last_at_or_below(d->syms, d->nr_syms, addr, a);
 	struct sym *sy;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->syms[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (i == SIZE_MAX)
 		return NULL;
-	sy = &d->syms[lo - 1];
+	sy = &d->syms[i];
 	if (sy->size && a - sy->addr >= sy->size)
 		return NULL;
 	return sy;
@@ -583,45 +569,45 @@ static const char *module_name(struct symbolizer *s, const char *m)
 	return n[s->nr_modules++];
 }
 
+struct kload {
+	struct symbolizer *s;
+	size_t cap;
+	bool nonzero;
+};
+
+static int add_ksym(const struct ksym_line *l, void *arg)
+{
+	struct kload *k = arg;
+	struct symbolizer *s = k->s;
+	char t = l->type;
+
+	if (t != 't' && t != 'T' && t != 'w' && t != 'W')
+		return 0;
+	if (grow_array((void **)&s->ksyms, &k->cap, s->nr_ksyms + 1, sizeof(*s->ksyms)))
+		return -ENOMEM;
+	s->ksyms[s->nr_ksyms].addr = l->addr;
+	s->ksyms[s->nr_ksyms].name = strdup(l->name);
+	s->ksyms[s->nr_ksyms].module = l->module ? module_name(s, l->module) : "[kernel.kallsyms]";
+	if (!s->ksyms[s->nr_ksyms].name)
+		return -ENOMEM;
+	k->nonzero |= l->addr != 0;
+	s->nr_ksyms++;
+	return 0;
+}
+
 static void load_kallsyms(struct symbolizer *s)
 {
 	const char *path = s->o.kallsyms ? s->o.kallsyms : "/proc/kallsyms";
-	FILE *f = fopen(path, "re");
-	char line[1024];
-	size_t cap = 0;
-	bool nonzero = false;
+	struct kload k = { s, 0, false };
+	int err;
 
 	s->kloaded = true;
-	if (!f) {
-		pr_warn("cannot read kernel symbols from %s: %s", path, strerror(errno));
+	err = kallsyms__foreach(path, add_ksym, &k);
+	if (err && err != -ENOMEM) {
+		pr_warn("cannot read kernel symbols from %s: %s", path, strerror(-err));
 		return;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[512], mod[256] = "";
-		int n = sscanf(line, "%llx %c %511s [%255[^]]]", &addr, &type, name, mod);
-
-		if (n < 3 || (type != 't' && type != 'T' && type != 'w' && type != 'W'))
-			continue;
-		if (s->nr_ksyms == cap) {
-			size_t c = cap ? cap * 2 : 4096;
-			struct ksym *k = realloc(s->ksyms, c * sizeof(*k));
-
-			if (!k)
-				break;
-			s->ksyms = k;
-			cap = c;
-		}
-		s->ksyms[s->nr_ksyms].addr = addr;
-		s->ksyms[s->nr_ksyms].name = strdup(name);
-		s->ksyms[s->nr_ksyms].module = n == 4 ? module_name(s, mod) : "[kernel.kallsyms]";
-		if (!s->ksyms[s->nr_ksyms].name)
-			break;
-		nonzero |= addr != 0;
-		s->nr_ksyms++;
-	}
-	fclose(f);
-	if (!nonzero && s->nr_ksyms)
+	if (!k.nonzero && s->nr_ksyms)
 		pr_warn("%s shows no addresses (kptr_restrict): kernel frames stay unresolved", path);
 	if (s->nr_ksyms)
 		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
@@ -629,22 +615,14 @@ static void load_kallsyms(struct symbolizer *s)
 
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, const char **module)
 {
-	size_t lo = 0, hi;
+	size_t i;
 
 	if (!s->kloaded)
 		load_kallsyms(s);
 	*module = "[kernel.kallsyms]";
-	hi = s->nr_ksyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->ksyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || !s->ksyms[lo - 1].addr)
+	i = last_at_or_below(s->ksyms, s->nr_ksyms, addr, addr);
+	if (i == SIZE_MAX || !s->ksyms[i].addr)
 		return NULL;
-	*module = s->ksyms[lo - 1].module ? s->ksyms[lo - 1].module : "[kernel.kallsyms]";
-	return s->ksyms[lo - 1].name;
+	*module = s->ksyms[i].module ? s->ksyms[i].module : "[kernel.kallsyms]";
+	return s->ksyms[i].name;
 }

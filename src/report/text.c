@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profile.h"
+#include "../util/util.h"
 
 #define MAX_PATHS 3
 
@@ -149,16 +150,9 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 			goto out;
 		}
 		if (created) {
-			if (n == cap) {
-				struct entry *ne;
-
-				cap = cap ? cap * 2 : 64;
-				ne = realloc(ents, cap * sizeof(*ne));
-				if (!ne) {
-					err = -ENOMEM;
-					goto out;
-				}
-				ents = ne;
+			if (grow_array((void **)&ents, &cap, n + 1, sizeof(*ents))) {
+				err = -ENOMEM;
+				goto out;
 			}
 			key.first_row = (uint32_t)i;
 			ents[n] = key;

@@ -157,16 +157,9 @@ int parse_int_list(const char *s, int **out, size_t *nr)
 				goto bad;
 		}
 		for (; a <= b; a++) {
-			if (n == cap) {
-				int *nv;
-
-				cap = cap ? cap * 2 : 16;
-				nv = realloc(v, cap * sizeof(*v));
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
+			if (grow_array((void **)&v, &cap, n + 1, sizeof(*v))) {
+				free(v);
+				return -ENOMEM;
 			}
 			v[n++] = (int)a;
 		}

@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "unit.h"
+#include <fcntl.h>
+#include <unistd.h>
+#include "util/kallsyms.h"
 #include "util/procmaps.h"
 #include "util/util.h"
 #include "util/hashmap.h"
@@ -163,6 +166,54 @@ static void test_search_and_grow(void)
 	free(v);
 }
 
+struct kseen {
+	int n, modules;
+	uint64_t text;
+	char last[64];
+};
+
+static int kseen(const struct ksym_line *l, void *arg)
+{
+	struct kseen *k = arg;
+
+	k->n++;
+	if (l->module)
+		k->modules += !strcmp(l->module, "ext4");
+	if (!strcmp(l->name, "_text"))
+		k->text = l->addr;
+	snprintf(k->last, sizeof(k->last), "%c %s", l->type, l->name);
+	return !strcmp(l->name, "stop_here") ? 7 : 0;
+}
+
+static void test_kallsyms(void)
+{
+	char path[] = "/tmp/offcpu-kallsyms.XXXXXX";
+	int fd = mkstemp(path);
+	static const char text[] = "ffffffff81000000 T _text\n"
+				   "ffffffff81000100 t bad line\n"
+				   "garbage\n"
+				   "ffffffffc0000000 t ext4_fill_super\t[ext4]\n"
+				   "ffffffffc0000100 T ext4_iget\t[ext4]\n"
+				   "0000000000000000 D some_data\n";
+	struct kseen k = { 0 };
+
+	CHECK(fd >= 0 && write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1);
+	close(fd);
+	CHECK(kallsyms__foreach(path, kseen, &k) == 0);
+	CHECK_EQ_U64(k.n, 5); /* "garbage" is skipped; "bad line" keeps its first word */
+	CHECK_EQ_U64(k.modules, 2);
+	CHECK_EQ_U64(k.text, 0xffffffff81000000ULL);
+	CHECK_STR(k.last, "D some_data");
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0 && write(fd, "1 t stop_here\n2 t after\n", 24) == 24);
+	close(fd);
+	memset(&k, 0, sizeof(k));
+	CHECK(kallsyms__foreach(path, kseen, &k) == 7);
+	CHECK_STR(k.last, "t stop_here");
+	unlink(path);
+	CHECK(kallsyms__foreach("/nonexistent/kallsyms", kseen, &k) == -ENOENT);
+}
+
 const struct unit_test util_tests[] = {
 	{ "util: int lists", test_int_list },
 	{ "util: durations", test_duration },
@@ -171,5 +222,6 @@ const struct unit_test util_tests[] = {
 	{ "util: intset", test_intset },
 	{ "util: procmaps, the map model", test_procmaps },
 	{ "util: last_at_or_below, grow_array", test_search_and_grow },
+	{ "util: kallsyms lines", test_kallsyms },
 	{ 0 },
 };
