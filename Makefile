@@ -24,9 +24,9 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
 
-CORE_SRCS := src/util/util.c src/util/outfile.c src/util/procmaps.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c \
+CORE_SRCS := src/util/util.c src/util/outfile.c src/util/procmaps.c src/util/kallsyms.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c \
 	src/perfdata/queue.c
-RECORD_SRCS := src/record/record.c src/record/options.c src/record/collector.c src/record/sideband.c src/record/synth.c \
+RECORD_SRCS := src/record/record.c src/record/options.c src/record/summary.c src/record/collector.c src/record/sideband.c src/record/synth.c \
 	src/record/target.c src/record/buildids.c src/record/rings.c src/record/output.c \
 	src/record/korc.c
 REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c src/report/profile.c \
@@ -34,9 +34,9 @@ REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c 
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
 APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 
-UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_queue.c tests/unit/test_util.c tests/unit/test_outfile.c tests/unit/test_options.c tests/unit/test_report.c tests/unit/unit_main.c \
+UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_queue.c tests/unit/test_util.c tests/unit/test_outfile.c tests/unit/test_options.c tests/unit/test_summary.c tests/unit/test_report.c tests/unit/unit_main.c \
 	src/report/symbolizer.c src/report/profile.c src/report/folded.c src/report/pprof.c src/report/session.c \
-	src/report/text.c src/report/json.c src/report/svg.c src/record/options.c
+	src/report/text.c src/report/json.c src/report/svg.c src/record/options.c src/record/summary.c
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin
 
 .PHONY: all clean check check-run unit demo install deps bench
@@ -99,7 +99,7 @@ $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $< $(FUZZ_SRCS) -o $@
 
-FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/util/hashmap.c src/util/procmaps.c src/util/elf.c src/report/session.c src/report/symbolizer.c \
+FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/report/session.c src/report/symbolizer.c \
 	src/report/profile.c src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c \
 	src/report/json.c
 $(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wildcard src/*/*.h)

@@ -27,6 +27,7 @@
 #include "output.h"
 #include "rings.h"
 #include "sideband.h"
+#include "summary.h"
 #include "synth.h"
 #include "target.h"
 #include "../perfdata/queue.h"
@@ -667,101 +668,43 @@ static bool targets_gone(struct record *r, struct pollfd *pfds, size_t first_pid
 	return false;
 }
 
-static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_misses,
-			  uint64_t file_size)
+/* Every counter of the loss table: the BPF program's, then user space's. */
+static void all_counters(struct record *r, uint64_t *cnt)
 {
-	char size[32];
-	uint64_t dropped = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_NO_STORAGE] +
-			   cnt[OFFCPU_CNT_FILTER_FULL] + cnt[OFFCPU_CNT_STACK_FAIL] +
-			   cnt[OFFCPU_CNT_KSTACK_FAIL] + cnt[OFFCPU_CNT_UNPAIRED] + cnt[OFFCPU_CNT_MISSED_OUT] +
-			   cnt[OFFCPU_CNT_OUTPUT_FULL] + prog_misses + r->st.sideband_lost +
-			   r->st.oncpu_lost;
+	memset(cnt, 0, CNT_ALL * sizeof(*cnt));
+	collector__counters(r->coll, cnt);
+	cnt[CNT_PROG_MISSES] = collector__prog_misses(r->coll);
+	cnt[CNT_SIDEBAND_LOST] = r->st.sideband_lost;
+	cnt[CNT_ONCPU_LOST] = r->st.oncpu_lost;
+}
 
-	fprintf(stderr,
-		"offcpu: %llu blocks seen (%.3f s off-CPU in %zu threads), %llu samples written "
-		"(%llu streamed, %llu summed), %llu distinct stacks\n",
-		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], r->st.offcpu_ns / 1e9,
-		r->st.threads.len,
-		(unsigned long long)(r->st.streamed_samples + r->st.summed_samples),
-		(unsigned long long)r->st.streamed_samples,
-		(unsigned long long)r->st.summed_samples,
-		(unsigned long long)collector__distinct_stacks(r->coll));
-	if (r->oncpu)
-		fprintf(stderr, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
-			(unsigned long long)r->st.oncpu_samples, (unsigned long long)r->o.freq);
-	if (r->out.to_stdout)
-		fprintf(stderr, "offcpu: wrote the recording to standard output\n");
-	else if (r->out.pipe)
-		fprintf(stderr, "offcpu: wrote the recording into the fifo %s (perf's pipe format)\n",
-			output__last(&r->out));
-	else if (r->out.rotate)
-		fprintf(stderr, "offcpu: wrote %zu files, %zu of them on disk now (%zu removed by "
-			"--switch-max-files%s), the last %s (%s)\n", r->out.written,
-			output__on_disk(&r->out), r->out.removed,
-			r->out.vanished ? ", others removed or replaced by someone else" : "",
-			output__last(&r->out), fmt_size(file_size, size, sizeof(size)));
-	else
-		fprintf(stderr, "offcpu: wrote %s (%s)\n", output__last(&r->out),
-			fmt_size(file_size, size, sizeof(size)));
-	if (r->o.verify_stacks)
-		fprintf(stderr, "offcpu: verified %llu stacks against the kernel's helpers: %llu user "
-			"and %llu kernel stacks differed; the helpers walked %llu user and %llu kernel "
-			"stacks offcpu's walks left to them\n",
-			(unsigned long long)cnt[OFFCPU_CNT_VERIFIED],
-			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_USER_BAD],
-			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_KERNEL_BAD],
-			(unsigned long long)cnt[OFFCPU_CNT_USER_HELPER],
-			(unsigned long long)cnt[OFFCPU_CNT_KERNEL_HELPER]);
-	if (cnt[OFFCPU_CNT_RECOVERED])
-		fprintf(stderr, "offcpu: %llu blocks recovered: the kernel skipped offcpu's program when "
-			"their thread ran again (another BPF program attaching to sched_switch?); their "
-			"time comes from the thread's CPU time%s\n",
-			(unsigned long long)cnt[OFFCPU_CNT_RECOVERED],
-			r->o.stacks & STACKS_KERNEL ? ", their kernel stacks are missing" : "");
-	if (!dropped) {
-		fprintf(stderr, "offcpu: nothing dropped\n");
-		return;
-	}
-	fprintf(stderr, "offcpu: WARNING: this recording is incomplete:\n");
-	if (cnt[OFFCPU_CNT_DROP_MAP_FULL])
-		fprintf(stderr, "offcpu:   %llu blocks lost: the summary map was full (raise --max-stacks)\n",
-			(unsigned long long)cnt[OFFCPU_CNT_DROP_MAP_FULL]);
-	if (cnt[OFFCPU_CNT_OUTPUT_FULL])
-		fprintf(stderr, "offcpu:   %llu long blocks not streamed: the output buffer was full; "
-			"summed instead, without their time (raise --buffer-size)\n",
-			(unsigned long long)cnt[OFFCPU_CNT_OUTPUT_FULL]);
-	if (cnt[OFFCPU_CNT_STACK_FAIL])
-		fprintf(stderr, "offcpu:   %llu blocks kept without a user stack: the stack walk failed "
-			"(stack map full or unreadable stack)\n",
-			(unsigned long long)cnt[OFFCPU_CNT_STACK_FAIL]);
-	if (cnt[OFFCPU_CNT_KSTACK_FAIL])
-		fprintf(stderr, "offcpu:   %llu blocks kept without a kernel stack (stack map full?)\n",
-			(unsigned long long)cnt[OFFCPU_CNT_KSTACK_FAIL]);
-	if (cnt[OFFCPU_CNT_NO_STORAGE])
-		fprintf(stderr, "offcpu:   %llu blocks missed: no per-task storage\n",
-			(unsigned long long)cnt[OFFCPU_CNT_NO_STORAGE]);
-	if (cnt[OFFCPU_CNT_UNPAIRED])
-		fprintf(stderr, "offcpu:   %llu blocks lost: the thread blocked again before its "
-			"switch-in was seen\n", (unsigned long long)cnt[OFFCPU_CNT_UNPAIRED]);
-	if (cnt[OFFCPU_CNT_MISSED_OUT])
-		fprintf(stderr, "offcpu:   %llu blocks lost: the kernel skipped offcpu's program when "
-			"their thread blocked (another BPF program attaching to sched_switch?)\n",
-			(unsigned long long)cnt[OFFCPU_CNT_MISSED_OUT]);
-	if (cnt[OFFCPU_CNT_FAULTS])
-		fprintf(stderr, "offcpu:   (test) %llu switch-outs ignored on purpose\n",
-			(unsigned long long)cnt[OFFCPU_CNT_FAULTS]);
-	if (prog_misses)
-		fprintf(stderr, "offcpu:   %llu context switches not seen: the kernel skipped the "
-			"BPF program (recursion)\n", (unsigned long long)prog_misses);
-	if (cnt[OFFCPU_CNT_FILTER_FULL])
-		fprintf(stderr, "offcpu:   %llu child processes not followed: the process filter was full\n",
-			(unsigned long long)cnt[OFFCPU_CNT_FILTER_FULL]);
-	if (r->st.sideband_lost)
-		fprintf(stderr, "offcpu:   %llu side-band records lost: buffers overran (raise -m)\n",
-			(unsigned long long)r->st.sideband_lost);
-	if (r->st.oncpu_lost)
-		fprintf(stderr, "offcpu:   %llu on-CPU samples lost: buffers overran (raise -m)\n",
-			(unsigned long long)r->st.oncpu_lost);
+static void print_summary(struct record *r, uint64_t file_size)
+{
+	uint64_t cnt[CNT_ALL];
+	struct summary s = {
+		.cnt = cnt,
+		.offcpu_ns = r->st.offcpu_ns,
+		.streamed = r->st.streamed_samples,
+		.summed = r->st.summed_samples,
+		.distinct_stacks = collector__distinct_stacks(r->coll),
+		.threads = r->st.threads.len,
+		.oncpu_samples = r->st.oncpu_samples,
+		.freq = r->oncpu ? r->o.freq : 0,
+		.output = output__last(&r->out),
+		.to_stdout = r->out.to_stdout,
+		.fifo = r->out.pipe && !r->out.to_stdout,
+		.rotate = r->out.rotate,
+		.files_written = r->out.written,
+		.files_on_disk = output__on_disk(&r->out),
+		.files_removed = r->out.removed,
+		.files_vanished = r->out.vanished,
+		.file_size = file_size,
+		.verify_stacks = r->o.verify_stacks,
+		.kernel_stacks = r->o.stacks & STACKS_KERNEL,
+	};
+
+	all_counters(r, cnt);
+	summary__print(stderr, &s);
 }
 
 static int add_build_ids(struct record *r)
@@ -814,7 +757,7 @@ static int begin_file(struct record *r)
 static int end_file(struct record *r)
 {
 	struct drain_ctx d = { .r = r };
-	uint64_t cnt[OFFCPU_CNT_NR] = { 0 }, lost;
+	uint64_t cnt[CNT_ALL], lost;
 	long n;
 	int err;
 
@@ -827,10 +770,8 @@ static int end_file(struct record *r)
 	n = collector__drain(r->coll, write_summed, &d);
 	if (n < 0)
 		return (int)n;
-	collector__counters(r->coll, cnt);
-	lost = cnt[OFFCPU_CNT_DROP_MAP_FULL] + cnt[OFFCPU_CNT_UNPAIRED] + cnt[OFFCPU_CNT_MISSED_OUT] +
-	       cnt[OFFCPU_CNT_OUTPUT_FULL] + cnt[OFFCPU_CNT_NO_STORAGE] +
-	       collector__prog_misses(r->coll);
+	all_counters(r, cnt);
+	lost = losses__lost_samples(cnt);
 	if (lost > r->lost_reported)
 		err = write_lost_samples(r, lost - r->lost_reported, d.time);
 	r->lost_reported = lost;
@@ -866,6 +807,8 @@ static int main_loop(struct record *r)
 	size_t npid = r->have_workload ? 1 : r->o.nr_pids, nfd = nsb + non + 1 + npid, i;
 	struct pollfd *pfds = calloc(nfd, sizeof(*pfds));
 	uint64_t deadline = r->o.duration_ns ? now_ns() + r->o.duration_ns : 0;
+	/* tests: read the buffers late, so that a small one surely overflows */
+	const char *slow = getenv("OFFCPU_FAULT_SLOW_READ_MS");
 	int err = 0;
 
 	if (!pfds)
@@ -894,6 +837,8 @@ static int main_loop(struct record *r)
 			err = -errno;
 			break;
 		}
+		if (slow)
+			usleep((useconds_t)atoi(slow) * 1000);
 		err = r->wt ? 0 : flush_round(r);
 		if (err)
 			break;
@@ -1251,7 +1196,6 @@ static uint64_t output_size(struct record *r)
 
 static int finish(struct record *r)
 {
-	uint64_t cnt[OFFCPU_CNT_NR] = { 0 };
 	int err;
 
 	collector__detach(r->coll);
@@ -1261,9 +1205,8 @@ static int finish(struct record *r)
 	err = r->o.overwrite ? snapshot(r) : end_file(r);
 	if (err)
 		return err;
-	collector__counters(r->coll, cnt);
 	if (!r->o.quiet)
-		print_summary(r, cnt, collector__prog_misses(r->coll), output_size(r));
+		print_summary(r, output_size(r));
 	return 0;
 }
 

@@ -40,7 +40,7 @@ test_switch_output_signal() {
 		sleep 0.6
 		kill -USR2 $rec
 		wait $rec || { cat rec.err; fail "record failed"; }
-		grep -Eq "blocks lost|blocks missed" rec.err || break
+		lost_time rec.err || break
 	done
 	cat rec.err
 	n=$(ls sig.data.* | wc -l)

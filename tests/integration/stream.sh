@@ -105,15 +105,19 @@ test_pipe_mode() {
 # every streamed 250 ms sleep has its own length, and a thread that has less
 # is covered by losses the summary reported
 test_overflow_losses() {
-	"$OFFCPU" record -o o.data --off-cpu-thresh 0 --buffer-size 4K -- \
+	# offcpu reads its buffers 30 ms late: the 4K one overflows on any machine
+	OFFCPU_FAULT_SLOW_READ_MS=30 "$OFFCPU" record -o o.data --off-cpu-thresh 0 --buffer-size 4K -- \
 		sh -c "perf bench sched pipe -l 150000 >/dev/null & $GT -r truth.txt; wait" 2>rec.err ||
 		{ cat rec.err; fail "record failed"; }
 	cat rec.err
 	grep -q "WARNING: this recording is incomplete" rec.err || fail "no loss warning"
 	grep -q "not streamed: the output buffer was full" rec.err || fail "no output-buffer loss reported"
+	# perf's "Total Lost Samples" holds the blocks missing from the file (the
+	# loss table's [time lost]), not those summed without their own sample
 	perf report -i o.data --stdio 2>/dev/null | grep "Total Lost Samples" | tee lost.txt
 	n=$(awk '{ print $NF }' lost.txt | head -1)
-	[ "${n:-0}" -gt 0 ] || fail "perf report shows no lost samples"
+	lost=$(sed -n 's/.*\[time lost\] \([0-9]*\) .*/\1/p' rec.err | awk '{ s += $1 } END { print s + 0 }')
+	[ "${n:-0}" -eq "$lost" ] || fail "perf report shows ${n:-0} lost samples, the summary $lost blocks lost"
 	per_tid_perf o.data >perf.tot
 	local comm tid ns calls got short=0
 	while read -r comm tid ns calls; do
@@ -123,10 +127,14 @@ test_overflow_losses() {
 		within 5 "${got:-0}" "$ns" || short=1
 	done <truth.txt
 	if [ $short = 1 ]; then
-		grep -q "blocks lost" rec.err || fail "a thread lost time the summary does not account for"
+		grep -q '\[time lost\]' rec.err || fail "a thread lost time the summary does not account for"
 	fi
-	perf script -i o.data -F comm,period 2>/dev/null | awk '/gt-sleep/ && $2 > 200000000 { print $2 }' >sleeps.txt
-	[ -s sleeps.txt ] || fail "no 250 ms sleep kept as its own sample"
+	# a 250 ms sleep that found room in the buffer is its own sample, exact; one
+	# that did not is summed with the others (a multiple of 250 ms), its time
+	# held to the truth above
+	perf script -i o.data -F comm,period 2>/dev/null |
+		awk '/gt-sleep/ && $2 > 200000000 && $2 < 300000000 { print $2 }' >sleeps.txt
+	echo "$(wc -l <sleeps.txt) of gt-sleep's 4 sleeps kept as their own sample"
 	while read -r p; do within 5 "$p" 250000000 || fail "a kept sleep of $p ns"; done <sleeps.txt
 }
 

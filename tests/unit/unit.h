@@ -49,5 +49,6 @@ extern const struct unit_test report_tests[];
 extern const struct unit_test queue_tests[];
 extern const struct unit_test outfile_tests[];
 extern const struct unit_test options_tests[];
+extern const struct unit_test summary_tests[];
 
 #endif

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "summary.h"
+#include "../util/util.h"
+
+const struct loss losses[] = {
+	{ OFFCPU_CNT_DROP_MAP_FULL, LOSS_TIME, true,
+	  "blocks lost: the summary map was full (raise --max-stacks)" },
+	{ OFFCPU_CNT_NO_STORAGE, LOSS_TIME, true, "blocks missed: no per-task storage" },
+	{ OFFCPU_CNT_UNPAIRED, LOSS_TIME, true,
+	  "blocks lost: the thread blocked again before its switch-in was seen" },
+	{ OFFCPU_CNT_MISSED_OUT, LOSS_TIME, true,
+	  "blocks lost: the kernel skipped offcpu's program when their thread blocked (another "
+	  "BPF program attaching to sched_switch?)" },
+	{ CNT_PROG_MISSES, LOSS_TIME, true,
+	  "context switches not seen: the kernel skipped the BPF program (recursion)" },
+	/* summed with their time, only without their own sample and timestamp */
+	{ OFFCPU_CNT_OUTPUT_FULL, LOSS_DEGRADED, false,
+	  "long blocks not streamed: the output buffer was full; summed instead, without their "
+	  "time (raise --buffer-size)" },
+	{ OFFCPU_CNT_STACK_FAIL, LOSS_DEGRADED, false,
+	  "blocks kept without a user stack: the stack walk failed (stack map full or unreadable "
+	  "stack)" },
+	{ OFFCPU_CNT_KSTACK_FAIL, LOSS_DEGRADED, false,
+	  "blocks kept without a kernel stack (stack map full?)" },
+	{ OFFCPU_CNT_FILTER_FULL, LOSS_DEGRADED, false,
+	  "child processes not followed: the process filter was full" },
+	{ CNT_SIDEBAND_LOST, LOSS_DEGRADED, false,
+	  "side-band records lost: buffers overran (raise -m)" },
+	{ CNT_ONCPU_LOST, LOSS_DEGRADED, false, "on-CPU samples lost: buffers overran (raise -m)" },
+	{ OFFCPU_CNT_FAULTS, LOSS_TEST, false, "switch-outs ignored on purpose" },
+};
+const size_t nr_losses = ARRAY_SIZE(losses);
+
+static const char *const kind_tag[] = {
+	[LOSS_TIME] = "[time lost]",
+	[LOSS_DEGRADED] = "[degraded]",
+	[LOSS_TEST] = "(test)",
+};
+
+uint64_t losses__lost_samples(const uint64_t *cnt)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < nr_losses; i++)
+		if (losses[i].lost_samples)
+			n += cnt[losses[i].counter];
+	return n;
+}
+
+void summary__print(FILE *f, const struct summary *s)
+{
+	const uint64_t *cnt = s->cnt;
+	bool any = false;
+	char size[32];
+	size_t i;
+
+	fprintf(f,
+		"offcpu: %llu blocks seen (%.3f s off-CPU in %zu threads), %llu samples written "
+		"(%llu streamed, %llu summed), %llu distinct stacks\n",
+		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], s->offcpu_ns / 1e9, s->threads,
+		(unsigned long long)(s->streamed + s->summed), (unsigned long long)s->streamed,
+		(unsigned long long)s->summed, (unsigned long long)s->distinct_stacks);
+	if (s->freq)
+		fprintf(f, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
+			(unsigned long long)s->oncpu_samples, (unsigned long long)s->freq);
+	fmt_size(s->file_size, size, sizeof(size));
+	if (s->to_stdout)
+		fprintf(f, "offcpu: wrote the recording to standard output\n");
+	else if (s->fifo)
+		fprintf(f, "offcpu: wrote the recording into the fifo %s (perf's pipe format)\n",
+			s->output);
+	else if (s->rotate)
+		fprintf(f, "offcpu: wrote %zu files, %zu of them on disk now (%zu removed by "
+			"--switch-max-files%s), the last %s (%s)\n", s->files_written,
+			s->files_on_disk, s->files_removed,
+			s->files_vanished ? ", others removed or replaced by someone else" : "",
+			s->output, size);
+	else
+		fprintf(f, "offcpu: wrote %s (%s)\n", s->output, size);
+	if (s->verify_stacks)
+		fprintf(f, "offcpu: verified %llu stacks against the kernel's helpers: %llu user "
+			"and %llu kernel stacks differed; the helpers walked %llu user and %llu kernel "
+			"stacks offcpu's walks left to them\n",
+			(unsigned long long)cnt[OFFCPU_CNT_VERIFIED],
+			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_USER_BAD],
+			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_KERNEL_BAD],
+			(unsigned long long)cnt[OFFCPU_CNT_USER_HELPER],
+			(unsigned long long)cnt[OFFCPU_CNT_KERNEL_HELPER]);
+	if (s->fallbacks)
+		fprintf(f, "offcpu: FALLBACK: %s\n", s->fallbacks);
+	if (cnt[OFFCPU_CNT_RECOVERED])
+		fprintf(f, "offcpu: %llu blocks recovered: the kernel skipped offcpu's program when "
+			"their thread ran again (another BPF program attaching to sched_switch?); their "
+			"time comes from the thread's CPU time%s\n",
+			(unsigned long long)cnt[OFFCPU_CNT_RECOVERED],
+			s->kernel_stacks ? ", their kernel stacks are missing" : "");
+	for (i = 0; i < nr_losses; i++)
+		any |= cnt[losses[i].counter] && losses[i].kind != LOSS_TEST;
+	if (!any)
+		fprintf(f, "offcpu: nothing dropped\n");
+	else
+		fprintf(f, "offcpu: WARNING: this recording is incomplete:\n");
+	for (i = 0; i < nr_losses; i++)
+		if (cnt[losses[i].counter])
+			fprintf(f, "offcpu:   %s %llu %s\n", kind_tag[losses[i].kind],
+				(unsigned long long)cnt[losses[i].counter], losses[i].sentence);
+}

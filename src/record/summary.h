@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a recording says when it ends, and the one definition of loss.
+ *
+ * Every counter that can make a recording less than complete is named once,
+ * in the loss table (summary.c): what it means, whether time or blocks are
+ * missing (a loss) or a block was kept with less detail (a degradation),
+ * whether it goes into perf's LOST_SAMPLES record, and the sentence the
+ * summary prints. The summary, LOST_SAMPLES and the tests (which match
+ * "[time lost]") all read it.
+ */
+#ifndef OFFCPU_RECORD_SUMMARY_H
+#define OFFCPU_RECORD_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "../offcpu.h"
+
+/* The BPF program's counters, then those user space keeps. */
+enum {
+	CNT_PROG_MISSES = OFFCPU_CNT_NR, /* the kernel skipped the program (recursion) */
+	CNT_SIDEBAND_LOST, /* side-band records the buffers overran */
+	CNT_ONCPU_LOST, /* on-CPU samples the buffers overran */
+	CNT_ALL,
+};
+
+enum loss_kind {
+	LOSS_TIME, /* blocks and their time are missing */
+	LOSS_DEGRADED, /* blocks kept with less: no stack, no timestamp, not followed */
+	LOSS_TEST, /* faults injected on purpose by a test */
+};
+
+struct loss {
+	int counter; /* index into the counters */
+	enum loss_kind kind;
+	bool lost_samples; /* counted in perf's LOST_SAMPLES of offcpu-time */
+	const char *sentence; /* printed after the count */
+};
+
+extern const struct loss losses[];
+extern const size_t nr_losses;
+
+/* The count perf's LOST_SAMPLES record carries: blocks missing from the file. */
+uint64_t losses__lost_samples(const uint64_t *cnt);
+
+struct summary {
+	const uint64_t *cnt; /* CNT_ALL counters */
+	uint64_t offcpu_ns, streamed, summed, distinct_stacks;
+	size_t threads;
+	uint64_t oncpu_samples, freq; /* freq 0: no on-CPU sampling */
+	const char *output; /* the last file, or NULL with to_stdout */
+	bool to_stdout, fifo, rotate;
+	size_t files_written, files_on_disk, files_removed, files_vanished;
+	uint64_t file_size;
+	bool verify_stacks, kernel_stacks;
+	const char *fallbacks; /* what fell back on this kernel, or NULL */
+};
+
+/* Print the summary to @f: counts, the output, then every loss by the table. */
+void summary__print(FILE *f, const struct summary *s);
+
+#endif
