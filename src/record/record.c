@@ -15,9 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/capability.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "record.h"
@@ -38,7 +36,6 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#define CGROUP2_SUPER_MAGIC 0x63677270
 #define ONCPU_EVENT_NAME "cpu-clock"
 
 /* Where a batched record came from. */
@@ -70,10 +67,7 @@ struct record {
 	uint64_t file_start_ns;
 	uint64_t lost_reported; /* lost samples already written to earlier files */
 	size_t files;
-	struct intset tracked; /* processes whose side-band and samples are kept */
-	struct intset tids; /* -t: threads whose on-CPU samples are kept */
-	bool filter; /* keep only what concerns tracked processes */
-	bool follow;
+	struct targets tg;
 	uint64_t offcpu_id, sideband_id;
 	uint64_t sample_type; /* of offcpu-time */
 	struct perf_event_attr oncpu_attr;
@@ -96,68 +90,6 @@ static void on_signal(int sig)
 
 /* environment checks */
 
-static bool have_capabilities(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = { 0 };
-
-	if (geteuid() == 0)
-		return true;
-	if (syscall(SYS_capget, &h, d))
-		return false;
-	/* CAP_PERFMON is 38 and CAP_BPF 39: bits 6 and 7 of the second word. */
-	return (d[1].effective & (1u << 6)) && (d[1].effective & (1u << 7));
-}
-
-static int cgroup2_mount(char *out, size_t cap)
-{
-	char line[4096], dev[256], dir[2048], type[64];
-	FILE *f = fopen("/proc/self/mounts", "re");
-	int err = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%255s %2047s %63s", dev, dir, type) != 3)
-			continue;
-		if (!strcmp(type, "cgroup2")) {
-			snprintf(out, cap, "%s", dir);
-			err = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return err;
-}
-
-static int open_cgroup(const char *arg)
-{
-	char root[2048], path[PATH_MAX];
-	struct statfs sfs;
-	int fd;
-
-	if (arg[0] == '/' && statfs(arg, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC) {
-		snprintf(path, sizeof(path), "%s", arg);
-	} else {
-		if (cgroup2_mount(root, sizeof(root))) {
-			pr_err("cgroup '%s': no cgroup v2 hierarchy is mounted", arg);
-			return -ENOENT;
-		}
-		snprintf(path, sizeof(path), "%s/%s", root, arg[0] == '/' ? arg + 1 : arg);
-	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		pr_err("cgroup '%s': cannot open %s: %s", arg, path, strerror(errno));
-		return -errno;
-	}
-	if (fstatfs(fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		pr_err("cgroup '%s': %s is not a cgroup v2 directory", arg, path);
-		close(fd);
-		return -EINVAL;
-	}
-	return fd;
-}
-
 /* filtering, in time order, so that a FORK is seen before its child's records */
 
 /* The LOST record's count, 0 for any other record. */
@@ -170,35 +102,8 @@ static uint64_t lost_count(const struct perf_event_header *h)
 
 static bool keep_sideband(struct record *r, const struct perf_event_header *h)
 {
-	struct perf_record_task t; /* pid first, as in COMM, MMAP and MMAP2 */
-	int pid;
-
-	switch (h->type) {
-	case PERF_RECORD_LOST:
-		r->st.sideband_lost += lost_count(h);
-		return true;
-	case PERF_RECORD_FORK:
-		if (!perf_record__copy(h, &t, sizeof(t)))
-			return true;
-		pid = (int)t.pid;
-		if (r->follow && intset__has(&r->tracked, (int)t.ppid))
-			intset__add(&r->tracked, pid);
-		break;
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_EXIT: {
-		struct perf_record_comm c; /* the common pid, tid prefix */
-
-		if (!perf_record__copy(h, &c, sizeof(c)))
-			return true;
-		pid = (int)c.pid;
-		break;
-	}
-	default:
-		return true;
-	}
-	return !r->filter || intset__has(&r->tracked, pid);
+	r->st.sideband_lost += lost_count(h);
+	return targets__keep_sideband(&r->tg, h);
 }
 
 static bool keep_oncpu(struct record *r, const struct perf_event_header *h)
@@ -212,9 +117,7 @@ static bool keep_oncpu(struct record *r, const struct perf_event_header *h)
 	}
 	if (h->type != PERF_RECORD_SAMPLE || perf_sample__parse(&r->oncpu_attr, h, &s, &why))
 		return h->type != PERF_RECORD_SAMPLE;
-	if (r->o.nr_tids)
-		return intset__has(&r->tids, (int)s.tid);
-	return !r->filter || intset__has(&r->tracked, (int)s.pid);
+	return targets__keep_sample(&r->tg, (int)s.tid, intset__has(&r->tg.tracked, (int)s.pid));
 }
 
 static int write_record(struct record *r, const struct perf_event_header *h)
@@ -448,54 +351,22 @@ static int write_lost_samples(struct record *r, uint64_t lost, uint64_t time)
 	return perf_writer__write(r->w, (const void *)buf);
 }
 
-static int setup_targets(struct record *r, struct collector_opts *co, int *cgroup_fd)
+static int setup_targets(struct record *r, struct collector_opts *co)
 {
 	struct record_opts *o = &r->o;
-	size_t i;
-	int tgid;
+	char msg[512];
+	int err = targets__init(&r->tg, o, msg, sizeof(msg));
 
-	for (i = 0; i < o->nr_pids; i++) {
-		tgid = tid_to_tgid(o->pids[i]);
-		if (tgid < 0) {
-			pr_err("process %d does not exist", o->pids[i]);
-			return -ESRCH;
-		}
-		if (is_kernel_thread(o->pids[i])) {
-			pr_err("%d is a kernel thread: offcpu records user tasks only (kernel threads "
-			       "are left out of every recording)", o->pids[i]);
-			return -EINVAL;
-		}
-		if (tgid != o->pids[i])
-			pr_warn("%d is a thread of process %d: recording the whole process",
-				o->pids[i], tgid);
-		o->pids[i] = tgid;
-		intset__add(&r->tracked, tgid);
+	if (err) {
+		pr_err("%s", msg);
+		return err;
 	}
-	for (i = 0; i < o->nr_tids; i++) {
-		tgid = tid_to_tgid(o->tids[i]);
-		if (tgid < 0) {
-			pr_err("thread %d does not exist", o->tids[i]);
-			return -ESRCH;
-		}
-		if (is_kernel_thread(o->tids[i])) {
-			pr_err("%d is a kernel thread: offcpu records user tasks only (kernel threads "
-			       "are left out of every recording)", o->tids[i]);
-			return -EINVAL;
-		}
-		intset__add(&r->tracked, tgid);
-		intset__add(&r->tids, o->tids[i]);
-	}
-	/* -C and -G alone mean "everything on those cpus / in that cgroup" */
-	r->filter = !o->system_wide && !o->nr_cpus && !o->cgroup;
-	if (o->argc && !o->system_wide)
-		r->filter = true;
-	r->follow = o->argc > 0;
 	co->state_mask = o->state_mask;
 	co->user_stacks = o->stacks & STACKS_USER;
 	co->kernel_stacks = o->stacks & STACKS_KERNEL;
 	co->verify_stacks = o->verify_stacks;
 	co->record_cgroup = o->all_cgroups;
-	co->follow_forks = r->follow && !o->system_wide;
+	co->follow_forks = r->tg.follow && !o->system_wide;
 	co->tgids = o->pids;
 	co->nr_tgids = o->nr_pids;
 	co->filter_tgid = o->argc > 0 && !o->system_wide;
@@ -522,13 +393,7 @@ static int setup_targets(struct record *r, struct collector_opts *co, int *cgrou
 	}
 	co->force_raw_tp = o->force_raw_tp;
 	co->btf_path = o->btf_path;
-	co->cgroup_fd = -1;
-	if (o->cgroup) {
-		*cgroup_fd = open_cgroup(o->cgroup);
-		if (*cgroup_fd < 0)
-			return *cgroup_fd;
-		co->cgroup_fd = *cgroup_fd;
-	}
+	co->cgroup_fd = r->tg.cgroup_fd;
 	return 0;
 }
 
@@ -624,12 +489,12 @@ static int synthesize(struct record *r)
 			pr_warn("kernel addresses are hidden (kptr_restrict): kernel frames will not be named");
 		err = 0;
 	}
-	if (!r->filter) {
+	if (!r->tg.filter) {
 		err = synth__all(&s);
 	} else {
 		/* every process followed so far; a workload only once it runs its command */
-		for (i = 0; i < r->tracked.cap && !err; i++) {
-			int pid = r->tracked.slots[i];
+		for (i = 0; i < r->tg.tracked.cap && !err; i++) {
+			int pid = r->tg.tracked.slots[i];
 
 			if (pid < 0 || (r->have_workload && pid == r->wl.pid && !r->workload_started))
 				continue;
@@ -890,17 +755,12 @@ static bool tkeeps_sample(struct writer_thread *t, const struct perf_event_heade
 		return true;
 	if (perf_sample__parse(&r->oncpu_attr, h, &s, &why))
 		return false;
-	if (r->o.nr_tids)
-		return intset__has(&r->tids, (int)s.tid);
-	if (!r->filter)
-		return true;
-	if (intset__has(&t->yes, (int)s.pid))
-		return true;
-	if (intset__has(&t->no, (int)s.pid))
-		return false;
-	yes = collector__follows(r->coll, (int)s.pid);
-	intset__add(yes ? &t->yes : &t->no, (int)s.pid);
-	return yes;
+	if (r->tg.filter && !r->tg.only_tids && !intset__has(&t->yes, (int)s.pid) &&
+	    !intset__has(&t->no, (int)s.pid)) {
+		yes = collector__follows(r->coll, (int)s.pid);
+		intset__add(yes ? &t->yes : &t->no, (int)s.pid);
+	}
+	return targets__keep_sample(&r->tg, (int)s.tid, intset__has(&t->yes, (int)s.pid));
 }
 
 static int thread_round(struct writer_thread *t)
@@ -1212,10 +1072,10 @@ static int finish(struct record *r)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record r = { .out.fd = -1 };
+	struct record r = { .out.fd = -1, .tg.cgroup_fd = -1 };
 	struct collector_opts co = { 0 };
 	struct sigaction sa = { 0 };
-	int cgroup_fd = -1, err, workload_signal = 0;
+	int err, workload_signal = 0;
 
 	if (record_opts__parse(&r.o, argc, argv))
 		return 2;
@@ -1277,7 +1137,7 @@ int cmd_record(int argc, char **argv)
 		err = -ENOMEM;
 		goto out;
 	}
-	err = setup_targets(&r, &co, &cgroup_fd);
+	err = setup_targets(&r, &co);
 	if (err)
 		goto out;
 	r.sb = sideband__open(r.o.mmap_pages, r.o.all_cgroups, r.o.overwrite);
@@ -1297,7 +1157,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (r.o.freq) {
-		err = open_oncpu(&r, cgroup_fd);
+		err = open_oncpu(&r, r.tg.cgroup_fd);
 		if (err)
 			goto out;
 	}
@@ -1321,7 +1181,7 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 		r.have_workload = true;
-		intset__add(&r.tracked, r.wl.pid);
+		targets__track(&r.tg, r.wl.pid);
 		if (!r.o.system_wide) {
 			err = collector__add_workload(r.coll, r.wl.pid);
 			if (err) {
@@ -1394,12 +1254,9 @@ out:
 	free((void *)co.output_fds);
 	free((void *)co.output_cpus);
 	maptab__free(r.maps);
-	intset__free(&r.tracked);
-	intset__free(&r.tids);
+	targets__free(&r.tg);
 	intset__free(&r.st.threads);
 	perf_queue__free(&r.batch);
 	record_opts__free(&r.o);
-	if (cgroup_fd >= 0)
-		close(cgroup_fd);
 	return err ? 1 : workload_signal ? 128 + workload_signal : 0;
 }

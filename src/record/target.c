@@ -6,10 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include "options.h"
 #include "target.h"
+#include "../perfdata/format.h"
 #include "../util/util.h"
+
+#define CGROUP2_SUPER_MAGIC 0x63677270
 
 int workload__prepare(struct workload *w, char **argv)
 {
@@ -184,4 +191,171 @@ int pidfd_for(pid_t pid)
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 
 	return fd < 0 ? -errno : fd;
+}
+
+bool have_capabilities(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	/* CAP_PERFMON is 38 and CAP_BPF 39: bits 6 and 7 of the second word. */
+	return (d[1].effective & (1u << 6)) && (d[1].effective & (1u << 7));
+}
+
+int cgroup2_mount(char *out, size_t cap)
+{
+	char line[4096], dev[256], dir[2048], type[64];
+	FILE *f = fopen("/proc/self/mounts", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%255s %2047s %63s", dev, dir, type) != 3)
+			continue;
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(out, cap, "%s", dir);
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+static int open_cgroup(const char *arg, char *msg, size_t len)
+{
+	char root[2048], path[PATH_MAX];
+	struct statfs sfs;
+	int fd;
+
+	if (arg[0] == '/' && statfs(arg, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC) {
+		snprintf(path, sizeof(path), "%s", arg);
+	} else {
+		if (cgroup2_mount(root, sizeof(root))) {
+			snprintf(msg, len, "cgroup '%s': no cgroup v2 hierarchy is mounted", arg);
+			return -ENOENT;
+		}
+		snprintf(path, sizeof(path), "%s/%s", root, arg[0] == '/' ? arg + 1 : arg);
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+
+		snprintf(msg, len, "cgroup '%s': cannot open %s: %s", arg, path, strerror(-err));
+		return err;
+	}
+	if (fstatfs(fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(msg, len, "cgroup '%s': %s is not a cgroup v2 directory", arg, path);
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+/* One of -p or -t: the process it belongs to, refused when gone or a kernel thread. */
+static int resolve(int id, const char *what, char *msg, size_t len)
+{
+	int tgid = tid_to_tgid(id);
+
+	if (tgid < 0) {
+		snprintf(msg, len, "%s %d does not exist", what, id);
+		return -ESRCH;
+	}
+	if (is_kernel_thread(id)) {
+		snprintf(msg, len, "%d is a kernel thread: offcpu records user tasks only (kernel "
+			 "threads are left out of every recording)", id);
+		return -EINVAL;
+	}
+	return tgid;
+}
+
+int targets__init(struct targets *t, struct record_opts *o, char *msg, size_t len)
+{
+	size_t i;
+	int tgid;
+
+	memset(t, 0, sizeof(*t));
+	t->cgroup_fd = -1;
+	for (i = 0; i < o->nr_pids; i++) {
+		tgid = resolve(o->pids[i], "process", msg, len);
+		if (tgid < 0)
+			return tgid;
+		if (tgid != o->pids[i])
+			pr_warn("%d is a thread of process %d: recording the whole process",
+				o->pids[i], tgid);
+		o->pids[i] = tgid;
+		if (intset__add(&t->tracked, tgid) < 0)
+			return -ENOMEM;
+	}
+	for (i = 0; i < o->nr_tids; i++) {
+		tgid = resolve(o->tids[i], "thread", msg, len);
+		if (tgid < 0)
+			return tgid;
+		if (intset__add(&t->tracked, tgid) < 0 || intset__add(&t->tids, o->tids[i]) < 0)
+			return -ENOMEM;
+	}
+	t->only_tids = o->nr_tids > 0;
+	/* -C and -G alone mean "everything on those cpus / in that cgroup" */
+	t->filter = (!o->system_wide && !o->nr_cpus && !o->cgroup) || (o->argc && !o->system_wide);
+	t->follow = o->argc > 0;
+	if (o->cgroup) {
+		t->cgroup_fd = open_cgroup(o->cgroup, msg, len);
+		if (t->cgroup_fd < 0)
+			return t->cgroup_fd;
+	}
+	return 0;
+}
+
+int targets__track(struct targets *t, int pid)
+{
+	return intset__add(&t->tracked, pid) < 0 ? -ENOMEM : 0;
+}
+
+bool targets__keep_sideband(struct targets *t, const struct perf_event_header *h)
+{
+	struct perf_record_task task; /* pid first, as in COMM, MMAP and MMAP2 */
+	struct perf_record_comm c; /* the common pid, tid prefix */
+	int pid;
+
+	switch (h->type) {
+	case PERF_RECORD_FORK:
+		if (!perf_record__copy(h, &task, sizeof(task)))
+			return true;
+		pid = (int)task.pid;
+		if (t->follow && intset__has(&t->tracked, (int)task.ppid))
+			intset__add(&t->tracked, pid);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_EXIT:
+		if (!perf_record__copy(h, &c, sizeof(c)))
+			return true;
+		pid = (int)c.pid;
+		break;
+	default:
+		return true;
+	}
+	return !t->filter || intset__has(&t->tracked, pid);
+}
+
+bool targets__keep_sample(const struct targets *t, int tid, bool tracked)
+{
+	if (t->only_tids)
+		return intset__has(&t->tids, tid);
+	return !t->filter || tracked;
+}
+
+void targets__free(struct targets *t)
+{
+	intset__free(&t->tracked);
+	intset__free(&t->tids);
+	if (t->cgroup_fd >= 0)
+		close(t->cgroup_fd);
+	t->cgroup_fd = -1;
 }

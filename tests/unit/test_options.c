@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include "unit.h"
 #include "record/options.h"
+#include "record/target.h"
+#include "perfdata/format.h"
 
 static int cpus[] = { 0, 1, 7 };
 static int pids[] = { 42 };
@@ -96,8 +98,38 @@ static void test_values(void)
 	CHECK(parse_size("2048G", &v) == -EINVAL);
 }
 
+
+static void test_process_filter(void)
+{
+	struct targets t = { .filter = true, .follow = true, .cgroup_fd = -1 };
+	struct perf_record_task fork = { .header = { PERF_RECORD_FORK, 0, sizeof(fork) },
+					 .pid = 11, .ppid = 10, .tid = 11, .ptid = 10 };
+	struct perf_record_mmap2 mm = { .header = { PERF_RECORD_MMAP2, 0, sizeof(mm) }, .pid = 11 };
+	struct perf_record_task other = fork;
+
+	CHECK(targets__track(&t, 10) == 0);
+	CHECK(targets__keep_sideband(&t, &mm.header) == false); /* 11 not followed yet */
+	CHECK(targets__keep_sideband(&t, &fork.header) == true);
+	CHECK(targets__keep_sideband(&t, &mm.header) == true); /* its fork made it followed */
+	other.pid = other.tid = 21;
+	other.ppid = other.ptid = 20;
+	CHECK(targets__keep_sideband(&t, &other.header) == false);
+	mm.pid = 21;
+	CHECK(targets__keep_sideband(&t, &mm.header) == false);
+	CHECK(targets__keep_sample(&t, 11, true) && !targets__keep_sample(&t, 21, false));
+	t.filter = false; /* -a: everything */
+	CHECK(targets__keep_sideband(&t, &mm.header) && targets__keep_sample(&t, 21, false));
+	/* -t: on-CPU samples of those threads only */
+	t.filter = true;
+	t.only_tids = true;
+	CHECK(intset__add(&t.tids, 12) == 1);
+	CHECK(targets__keep_sample(&t, 12, true) && !targets__keep_sample(&t, 11, true));
+	targets__free(&t);
+}
+
 const struct unit_test options_tests[] = {
 	{ "options: how they combine", test_validate },
 	{ "options: states and sizes", test_values },
+	{ "targets: one process filter", test_process_filter },
 	{ 0 },
 };
