@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The mapping from the BPF program's ABI to perf records: events, samples, losses, side-band. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "record_int.h"
+#include "sideband.h"
+#include "summary.h"
+#include "synth.h"
+#include "../perfdata/sample.h"
+#include "../util/util.h"
+
+/*
+ * Encode one offcpu-time sample: kernel frames after PERF_CONTEXT_KERNEL,
+ * user frames after PERF_CONTEXT_USER, the innermost frame as its ip.
+ */
+int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
+			 uint64_t period, uint32_t cpu, char *buf, size_t cap)
+{
+	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 2];
+	const uint64_t *kips = NULL, *uips = NULL;
+	uint32_t nk = collector__kernel_stack(r->coll, k->kern_stack, &kips);
+	uint32_t nu = collector__user_stack(r->coll, k->user_stack, &uips);
+	struct perf_sample s = {
+		.id = r->offcpu_id,
+		.pid = k->tgid,
+		.tid = k->pid,
+		.time = time,
+		.cpu = cpu,
+		.period = period,
+		.cgroup = k->cgroup_id,
+		.ips = chain,
+	};
+	struct perf_event_header *h = (void *)buf;
+	uint32_t i;
+	int size;
+
+	if (nk) {
+		chain[s.nr_ips++] = PERF_CONTEXT_KERNEL;
+		memcpy(&chain[s.nr_ips], kips, nk * sizeof(*kips));
+		s.nr_ips += nk;
+		s.ip = kips[0];
+	}
+	/* A frame-pointer walk through code without frame pointers (Debian's
+	 * libc) can run into data: stop at the first word that cannot be a user
+	 * address (above 2^56, the top of 5-level user space, or in page 0). */
+	for (i = 0; i < nu; i++)
+		if (uips[i] < 4096 || uips[i] >= (1ULL << 56))
+			break;
+	nu = i;
+	if (nu) {
+		chain[s.nr_ips++] = PERF_CONTEXT_USER;
+		memcpy(&chain[s.nr_ips], uips, nu * sizeof(*uips));
+		s.nr_ips += nu;
+		if (!nk)
+			s.ip = uips[0];
+		for (i = 0; i < nu; i++)
+			maptab__mark(r->maps, (int)k->tgid, uips[i]);
+	}
+	size = perf_sample__encode(r->sample_type, &s, buf, cap);
+	if (size < 0)
+		return size;
+	h->misc = nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	return size;
+}
+
+static int emit_synth(const struct perf_event_header *h, void *arg)
+{
+	return write_record(arg, h);
+}
+
+/* perf report shows LOST_SAMPLES as "Total Lost Samples" of the event. */
+int write_lost_samples(struct record *r, uint64_t lost, uint64_t time)
+{
+	char buf[64] = { 0 };
+	struct perf_sample id = { .id = r->offcpu_id, .time = time };
+	struct perf_record_lost_samples ls = {
+		.header.type = PERF_RECORD_LOST_SAMPLES,
+		.header.size = (uint16_t)(sizeof(ls) + perf_sample_id__size(r->sample_type)),
+		.lost = lost,
+	};
+
+	memcpy(buf, &ls, sizeof(ls));
+	perf_sample_id__encode(r->sample_type, &id, buf + sizeof(ls));
+	return perf_writer__write(r->w, (const void *)buf);
+}
+
+int open_oncpu(struct record *r, int cgroup_fd)
+{
+	struct perf_event_attr *a = &r->oncpu_attr;
+	int *cpus = NULL, err;
+	size_t nr = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->freq = 1;
+	a->sample_freq = r->o.freq;
+	a->sample_type = OFFCPU_SAMPLE_TYPE | (r->o.all_cgroups ? PERF_SAMPLE_CGROUP : 0);
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	if (r->o.nr_cpus) {
+		cpus = malloc(r->o.nr_cpus * sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+		memcpy(cpus, r->o.cpus, r->o.nr_cpus * sizeof(*cpus));
+		nr = r->o.nr_cpus;
+	} else {
+		err = online_cpus(&cpus, &nr);
+		if (err)
+			return err;
+	}
+	if (r->o.overwrite && cgroup_fd >= 0)
+		pr_warn("--overwrite samples on-CPU on every task; -G filters them when written");
+	r->oncpu = r->o.overwrite ?
+		perf_rings__open_overwrite(a, cpus, nr, r->o.mmap_pages, ONCPU_EVENT_NAME) :
+		perf_rings__open(a, cpus, nr, r->o.mmap_pages, cgroup_fd, ONCPU_EVENT_NAME);
+	free(cpus);
+	return r->oncpu ? 0 : -errno;
+}
+
+/* Events first: pipe mode needs them before any record. */
+int declare_events(struct record *r)
+{
+	struct perf_event_attr attr = { 0 };
+	const uint64_t *ids;
+	size_t nids;
+	int err;
+
+	attr.size = PERFDATA_ATTR_SIZE;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	attr.sample_period = 1;
+	attr.sample_type = r->sample_type;
+	attr.sample_id_all = 1;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
+	if (!(r->o.stacks & STACKS_KERNEL)) {
+		attr.exclude_kernel = 1;
+		attr.exclude_callchain_kernel = 1;
+	}
+	if (!(r->o.stacks & STACKS_USER))
+		attr.exclude_callchain_user = 1;
+	err = perf_writer__add_event(r->w, &attr, OFFCPU_EVENT_NAME, &r->offcpu_id, 1);
+	if (!err && r->oncpu) {
+		nids = perf_rings__ids(r->oncpu, &ids);
+		err = perf_writer__add_event(r->w, perf_rings__attr(r->oncpu), ONCPU_EVENT_NAME,
+					     ids, nids);
+	}
+	if (!err) {
+		nids = perf_rings__ids(r->sb, &ids);
+		err = perf_writer__add_event(r->w, perf_rings__attr(r->sb), "dummy:u", ids, nids);
+	}
+	if (!err)
+		err = perf_writer__add_host_features(r->w, cmdline_argc, cmdline_argv);
+	return err;
+}
+
+int synthesize(struct record *r)
+{
+	struct synth s = {
+		.sample_type = SIDEBAND_SAMPLE_TYPE,
+		.id = r->sideband_id,
+		.time = 0, /* at or before every sample, as perf does */
+		.emit = emit_synth,
+		.arg = r,
+	};
+	char root[2048];
+	size_t i;
+	int err = 0;
+
+	if ((r->o.stacks & STACKS_KERNEL) || r->oncpu) {
+		err = synth__kernel_mmap(&s);
+		if (err == -EPERM && r->files == 0)
+			pr_warn("kernel addresses are hidden (kptr_restrict): kernel frames will not be named");
+		err = 0;
+	}
+	if (!r->tg.filter) {
+		err = synth__all(&s);
+	} else {
+		/* every process followed so far; a workload only once it runs its command */
+		for (i = 0; i < r->tg.tracked.cap && !err; i++) {
+			int pid = r->tg.tracked.slots[i];
+
+			if (pid < 0 || (r->have_workload && pid == r->wl.pid && !r->workload_started))
+				continue;
+			err = synth__process(&s, pid);
+		}
+	}
+	if (!err && r->o.all_cgroups && cgroup2_mount(root, sizeof(root)) == 0)
+		err = synth__cgroups(&s, root);
+	return err;
+}

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A file's life: begin (events, what already runs), end (summed blocks, losses, build ids), rotation; the summary. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "record_int.h"
+#include "sideband.h"
+#include "summary.h"
+#include "synth.h"
+#include "../perfdata/sample.h"
+#include "../util/util.h"
+
+/* the summed blocks, taken out of the map when a file ends */
+struct drain_ctx {
+	struct record *r;
+	uint64_t time;
+};
+
+static int write_summed(const struct offcpu_key *k, const struct offcpu_val *v, void *arg)
+{
+	struct drain_ctx *d = arg;
+	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
+	int size = encode_offcpu(d->r, k, d->time, v->total_ns, v->last_cpu, buf, sizeof(buf));
+
+	if (size < 0)
+		return size;
+	perf_writer__note_time(d->r->w, d->time);
+	d->r->st.summed_samples++;
+	d->r->st.offcpu_ns += v->total_ns;
+	intset__add(&d->r->st.threads, (int)k->pid);
+	return perf_writer__write(d->r->w, (const void *)buf);
+}
+
+/* Every counter of the loss table: the BPF program's, then user space's. */
+static void all_counters(struct record *r, uint64_t *cnt)
+{
+	memset(cnt, 0, CNT_ALL * sizeof(*cnt));
+	collector__counters(r->coll, cnt);
+	cnt[CNT_PROG_MISSES] = collector__prog_misses(r->coll);
+	cnt[CNT_SIDEBAND_LOST] = r->st.sideband_lost;
+	cnt[CNT_ONCPU_LOST] = r->st.oncpu_lost;
+}
+
+void print_summary(struct record *r, uint64_t file_size)
+{
+	uint64_t cnt[CNT_ALL];
+	struct summary s = {
+		.cnt = cnt,
+		.offcpu_ns = r->st.offcpu_ns,
+		.streamed = r->st.streamed_samples,
+		.summed = r->st.summed_samples,
+		.distinct_stacks = collector__distinct_stacks(r->coll),
+		.threads = r->st.threads.len,
+		.oncpu_samples = r->st.oncpu_samples,
+		.freq = r->oncpu ? r->o.freq : 0,
+		.output = output__last(&r->out),
+		.to_stdout = r->out.to_stdout,
+		.fifo = r->out.pipe && !r->out.to_stdout,
+		.rotate = r->out.rotate,
+		.files_written = r->out.written,
+		.files_on_disk = output__on_disk(&r->out),
+		.files_removed = r->out.removed,
+		.files_vanished = r->out.vanished,
+		.file_size = file_size,
+		.verify_stacks = r->o.verify_stacks,
+		.kernel_stacks = r->o.stacks & STACKS_KERNEL,
+	};
+
+	all_counters(r, cnt);
+	summary__print(stderr, &s);
+}
+
+static int add_build_ids(struct record *r)
+{
+	uint8_t id[20];
+	int n = maptab__write_build_ids(r->maps, r->w);
+
+	if (n < 0)
+		return n;
+	if ((r->o.stacks & STACKS_KERNEL) || r->oncpu) {
+		int len = kernel_build_id(id, sizeof(id));
+
+		if (len > 0)
+			return perf_writer__add_build_id(r->w, -1, true, id, (size_t)len,
+							 "[kernel.kallsyms]");
+	}
+	return 0;
+}
+
+/* Start a file: events, host features, what already runs. */
+int begin_file(struct record *r)
+{
+	int err = output__begin(&r->out);
+
+	if (err)
+		return err;
+	r->w = r->out.pipe ? perf_writer__new_pipe(r->out.fd) : perf_writer__new(r->out.fd);
+	if (!r->w)
+		return -errno;
+	maptab__clear_marks(r->maps);
+	err = declare_events(r);
+	if (!err && r->out.dir) {
+		uint64_t version = 1;
+
+		err = perf_writer__set_feature(r->w, FEAT_DIR_FORMAT, &version, sizeof(version));
+	}
+	if (!r->o.overwrite) /* a snapshot synthesizes after its samples */
+		err = err ?: synthesize(r);
+	if (!err && r->out.pipe)
+		err = perf_writer__flush(r->w); /* the reader gets attrs and side-band now */
+	r->file_start_ns = now_ns();
+	return err;
+}
+
+/*
+ * End a file: what the buffers hold, the summed blocks (taken out of the map,
+ * so the next file starts from zero), the losses since the last file, build
+ * ids; then rename it into place.
+ */
+int end_file(struct record *r)
+{
+	struct drain_ctx d = { .r = r };
+	uint64_t cnt[CNT_ALL], lost;
+	long n;
+	int err;
+
+	/* overwritable buffers are read by the snapshot, never forward; the
+	 * writer threads have drained theirs */
+	err = r->o.overwrite || r->wt ? 0 : flush_round(r);
+	if (err)
+		return err;
+	d.time = now_ns();
+	n = collector__drain(r->coll, write_summed, &d);
+	if (n < 0)
+		return (int)n;
+	all_counters(r, cnt);
+	lost = losses__lost_samples(cnt);
+	if (lost > r->lost_reported)
+		err = write_lost_samples(r, lost - r->lost_reported, d.time);
+	r->lost_reported = lost;
+	err = err ?: add_build_ids(r);
+	err = err ?: perf_writer__finish(r->w);
+	err = err ?: output__commit(&r->out);
+	if (!err) {
+		r->files++;
+		if (r->out.rotate && !r->o.quiet)
+			fprintf(stderr, "offcpu: wrote %s\n", output__last(&r->out));
+	}
+	perf_writer__free(r->w);
+	r->w = NULL;
+	return err;
+}
+
+bool switch_due(struct record *r)
+{
+	if (!r->out.rotate)
+		return false;
+	if (r->o.switch_signal && switch_requested)
+		return true;
+	if (r->o.switch_bytes && perf_writer__data_size(r->w) >= r->o.switch_bytes)
+		return true;
+	return r->o.switch_ns && now_ns() - r->file_start_ns >= r->o.switch_ns;
+}
+
+/* Bytes in the last file, or in all files of the last directory. */
+uint64_t output_size(struct record *r)
+{
+	const char *path = output__last(&r->out);
+	char p[PATH_MAX];
+	struct stat st;
+	uint64_t total = 0;
+	int i;
+
+	if (r->out.pipe || stat(path, &st))
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return (uint64_t)st.st_size;
+	snprintf(p, sizeof(p), "%s/data", path);
+	if (stat(p, &st) == 0)
+		total += (uint64_t)st.st_size;
+	for (i = 0; i < r->o.threads; i++) {
+		snprintf(p, sizeof(p), "%s/data.%d", path, i);
+		if (stat(p, &st) == 0)
+			total += (uint64_t)st.st_size;
+	}
+	return total;
+}

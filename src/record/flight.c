@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The flight recorder: overwritable buffers, read only when SIGUSR2 asks for a snapshot. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "record_int.h"
+#include "sideband.h"
+#include "summary.h"
+#include "synth.h"
+#include "../perfdata/sample.h"
+#include "../util/util.h"
+
+static int push_bpf_output(const struct perf_event_header *h, void *arg)
+{
+	struct sink *k = arg;
+	struct perf_sample s;
+	const char *why;
+
+	if (h->type != PERF_RECORD_SAMPLE || perf_sample__parse(&k->r->bpf_out_attr, h, &s, &why) ||
+	    s.raw_size < sizeof(struct offcpu_event))
+		return 0;
+	return push_stream(s.raw, k);
+}
+
+int open_bpf_output(struct record *r, struct collector_opts *co)
+{
+	struct perf_event_attr *a = &r->bpf_out_attr;
+	int *cpus = NULL, *fds;
+	size_t nr = 0, i;
+	int err = online_cpus(&cpus, &nr);
+
+	if (err)
+		return err;
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_RAW;
+	a->wakeup_events = 1 << 30; /* nobody waits on these */
+	r->bpf_out = perf_rings__open_overwrite(a, cpus, nr, r->o.mmap_pages * 4, "BPF output");
+	if (!r->bpf_out) {
+		free(cpus);
+		return -errno;
+	}
+	fds = malloc(nr * sizeof(*fds));
+	if (!fds) {
+		free(cpus);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++)
+		fds[i] = perf_rings__fd(r->bpf_out, i);
+	co->output_fds = fds;
+	co->output_cpus = cpus;
+	co->nr_output_fds = nr;
+	return 0;
+}
+
+/*
+ * Write what the overwritable buffers hold and is newer than the last
+ * snapshot, then the /proc state that symbolizes it (after the samples, as
+ * perf does; timestamped 0, so readers order it first).
+ */
+int snapshot(struct record *r)
+{
+	struct sink k = { r, &r->batch, false };
+	struct round rd = { .w = NULL, .batch = &r->batch, .after = r->snap_last,
+			    .newest = r->snap_last };
+	long n;
+	int err;
+
+	perf_queue__clear(&r->batch);
+	n = perf_rings__snapshot(r->sb, push_sideband, &k);
+	if (n >= 0 && r->oncpu)
+		n = perf_rings__snapshot(r->oncpu, push_oncpu, &k);
+	if (n >= 0)
+		n = perf_rings__snapshot(r->bpf_out, push_bpf_output, &k);
+	if (n < 0)
+		return (int)n;
+	err = begin_file(r);
+	rd.w = r->w;
+	err = err ?: round__write(r, &rd);
+	err = err ?: synthesize(r);
+	err = err ?: end_file(r);
+	r->snap_last = rd.newest;
+	return err;
+}
+
+int armed_loop(struct record *r)
+{
+	struct pollfd pfd = { .fd = r->have_workload ? r->wl.pidfd : -1, .events = POLLIN };
+	uint64_t deadline = r->o.duration_ns ? now_ns() + r->o.duration_ns : 0;
+	int err = 0;
+
+	if (!r->o.quiet)
+		fprintf(stderr, "offcpu: flight recorder armed: SIGUSR2 (kill -USR2 %d) writes a "
+			"snapshot, Ctrl-C a last one\n", (int)getpid());
+	while (!stop_signal) {
+		int timeout = wait_ms(deadline, 1000); /* reads nothing while armed: only waits */
+
+		if (timeout < 0)
+			break;
+		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+			return -errno;
+		if (switch_requested) {
+			switch_requested = 0;
+			err = snapshot(r);
+			if (err)
+				return err;
+		}
+		if (targets_gone(r, &pfd, 0))
+			break;
+	}
+	return 0;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The parts of offcpu record and what they share. record.c builds the parts,
+ * runs a mode and tears down; each part is one file:
+ *   options.c   the command line            target.c   what to record, the process filter
+ *   events.c    BPF ABI -> perf records     round.c    sources -> time-ordered queue -> filter -> writer
+ *   file.c      a file's life, the summary  threads.c  --threads writers
+ *   flight.c    the flight recorder         output.c   where files go (never what others own)
+ *   summary.c   the loss table, the summary collector.c, rings.c, sideband.c, synth.c: the sources
+ */
+#ifndef OFFCPU_RECORD_INT_H
+#define OFFCPU_RECORD_INT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "buildids.h"
+#include "collector.h"
+#include "options.h"
+#include "output.h"
+#include "rings.h"
+#include "target.h"
+#include "../perfdata/queue.h"
+#include "../perfdata/writer.h"
+#include "../util/intset.h"
+
+#define ONCPU_EVENT_NAME "cpu-clock"
+
+/* Where a batched record came from. */
+enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU };
+
+
+struct stats {
+	uint64_t summed_samples, streamed_samples, oncpu_samples;
+	uint64_t offcpu_ns;
+	uint64_t sideband_lost, oncpu_lost;
+	struct intset threads;
+};
+
+struct record {
+	struct record_opts o;
+	struct collector *coll;
+	struct perf_rings *sb, *oncpu;
+	struct perf_rings *bpf_out; /* --overwrite: where BPF writes blocks */
+	struct perf_event_attr bpf_out_attr;
+	uint64_t snap_last; /* newest time already in a snapshot */
+	struct writer_thread *wt; /* --threads */
+	pthread_mutex_t lock; /* maps and stats, shared by writer threads */
+	volatile int threads_stop;
+	struct perf_writer *w;
+	struct maptab *maps;
+	struct workload wl;
+	bool have_workload, workload_started;
+	struct output out;
+	uint64_t file_start_ns;
+	uint64_t lost_reported; /* lost samples already written to earlier files */
+	size_t files;
+	struct targets tg;
+	uint64_t offcpu_id, sideband_id;
+	uint64_t sample_type; /* of offcpu-time */
+	struct perf_event_attr oncpu_attr;
+	struct perf_queue batch;
+	struct stats st;
+};
+
+struct sink {
+	struct record *r;
+	struct perf_queue *batch;
+	bool shared; /* other threads use the stack caches and maps: lock them */
+};
+
+/* round.c: one round of records into a file */
+/*
+ * How a batch is written: by the main loop (into r->w), a writer thread (its
+ * own stream; maps and stats shared, so locked; follows says which processes
+ * the collector follows) or a snapshot (what an earlier one wrote skipped).
+ */
+struct round {
+	struct perf_writer *w;
+	struct perf_queue *batch;
+	bool shared;
+	bool (*follows)(void *arg, int pid); /* NULL: the tracked set */
+	void *arg;
+	uint64_t after; /* skip timed records up to this time */
+	uint64_t newest; /* in and out: the newest time written */
+	bool finish; /* FINISHED_ROUND after a round that wrote (a flush in pipe mode) */
+};
+/* Sort the batch, filter, count and write it. Returns 0 or -errno. */
+int round__write(struct record *r, struct round *rd);
+/* Drain every source and write the round into r->w. */
+int flush_round(struct record *r);
+uint64_t lost_count(const struct perf_event_header *h);
+int push_stream(const struct offcpu_event *e, void *arg);
+int write_record(struct record *r, const struct perf_event_header *h);
+int push_sideband(const struct perf_event_header *h, void *arg);
+int push_oncpu(const struct perf_event_header *h, void *arg);
+
+/* events.c: perf records from the BPF ABI */
+int declare_events(struct record *r);
+int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
+			 uint64_t period, uint32_t cpu, char *buf, size_t cap);
+int open_oncpu(struct record *r, int cgroup_fd);
+int synthesize(struct record *r);
+int write_lost_samples(struct record *r, uint64_t lost, uint64_t time);
+
+/* file.c: a file's life */
+int begin_file(struct record *r);
+int end_file(struct record *r);
+uint64_t output_size(struct record *r);
+void print_summary(struct record *r, uint64_t file_size);
+bool switch_due(struct record *r);
+
+/* threads.c: --threads */
+void free_threads(struct record *r);
+int start_threads(struct record *r);
+int stop_threads(struct record *r);
+
+/* flight.c: the flight recorder */
+int armed_loop(struct record *r);
+int open_bpf_output(struct record *r, struct collector_opts *co);
+int snapshot(struct record *r);
+
+/* record.c: the run */
+/* Milliseconds to wait, at most @max, before @deadline (0: none); -1 once it passed. */
+int wait_ms(uint64_t deadline, int max);
+bool targets_gone(struct record *r, struct pollfd *pfds, size_t first_pidfd);
+
+/* SIGINT and the like end the recording; SIGUSR2 asks for a new file. */
+extern volatile sig_atomic_t stop_signal, switch_requested;
+
+#endif

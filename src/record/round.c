@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One round: every source pushes into a batch, the batch is sorted by time,
+ * filtered, counted and written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "record_int.h"
+#include "sideband.h"
+#include "summary.h"
+#include "synth.h"
+#include "../perfdata/sample.h"
+#include "../util/util.h"
+
+/* The LOST record's count, 0 for any other record. */
+uint64_t lost_count(const struct perf_event_header *h)
+{
+	struct perf_record_lost l;
+
+	return h->type == PERF_RECORD_LOST && perf_record__copy(h, &l, sizeof(l)) ? l.lost : 0;
+}
+
+
+
+int write_record(struct record *r, const struct perf_event_header *h)
+{
+	int err = maptab__observe(r->maps, h);
+
+	return err ? err : perf_writer__write(r->w, h);
+}
+
+
+int push_sideband(const struct perf_event_header *h, void *arg)
+{
+	struct sink *k = arg;
+	struct perf_sample s = { 0 };
+
+	perf_sample_id__parse(SIDEBAND_SAMPLE_TYPE, h, &s);
+	return perf_queue__push(k->batch, h, s.time, SRC_SIDEBAND);
+}
+
+int push_oncpu(const struct perf_event_header *h, void *arg)
+{
+	struct sink *k = arg;
+	struct perf_sample s = { 0 };
+	const char *why;
+
+	if (h->type == PERF_RECORD_SAMPLE)
+		perf_sample__parse(&k->r->oncpu_attr, h, &s, &why);
+	else
+		perf_sample_id__parse(k->r->oncpu_attr.sample_type, h, &s);
+	return perf_queue__push(k->batch, h, s.time, SRC_ONCPU);
+}
+
+int push_stream(const struct offcpu_event *e, void *arg)
+{
+	struct sink *k = arg;
+	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
+	int size;
+
+	if (k->shared)
+		pthread_mutex_lock(&k->r->lock);
+	size = encode_offcpu(k->r, &e->key, e->time, e->period, e->cpu, buf, sizeof(buf));
+	if (k->shared)
+		pthread_mutex_unlock(&k->r->lock);
+	if (size < 0)
+		return size;
+	return perf_queue__push(k->batch, (const void *)buf, e->time, SRC_OFFCPU);
+}
+
+/* Count what is written, not what was read: a snapshot skips what it wrote before. */
+static void account(struct record *r, const struct perf_event_header *h, int kind)
+{
+	struct perf_event_attr attr = { .sample_type = r->sample_type };
+	struct perf_sample s;
+	const char *why;
+
+	if (h->type == PERF_RECORD_LOST) {
+		if (kind == SRC_SIDEBAND)
+			r->st.sideband_lost += lost_count(h);
+		else
+			r->st.oncpu_lost += lost_count(h);
+		return;
+	}
+	if (h->type != PERF_RECORD_SAMPLE)
+		return;
+	if (kind == SRC_ONCPU) {
+		r->st.oncpu_samples++;
+		return;
+	}
+	if (kind != SRC_OFFCPU || perf_sample__parse(&attr, h, &s, &why))
+		return;
+	r->st.streamed_samples++;
+	r->st.offcpu_ns += s.period;
+	intset__add(&r->st.threads, (int)s.tid);
+}
+
+/*
+ * The process filter, in time order: a FORK is seen before its child's
+ * records. A writer thread keeps side-band whole (a FORK on another thread's
+ * CPUs may make its child followed) and asks rd->follows about on-CPU samples.
+ */
+static bool keep(struct record *r, struct round *rd, const struct perf_event_header *h, int kind)
+{
+	struct perf_sample s;
+	const char *why;
+	bool tracked;
+
+	if (kind == SRC_SIDEBAND)
+		return rd->follows || targets__keep_sideband(&r->tg, h);
+	if (kind != SRC_ONCPU || h->type != PERF_RECORD_SAMPLE)
+		return true;
+	if (perf_sample__parse(&r->oncpu_attr, h, &s, &why))
+		return false;
+	tracked = rd->follows ? rd->follows(rd->arg, (int)s.pid) :
+				intset__has(&r->tg.tracked, (int)s.pid);
+	return targets__keep_sample(&r->tg, (int)s.tid, tracked);
+}
+
+int round__write(struct record *r, struct round *rd)
+{
+	static const struct perf_event_header fin = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	size_t i, written = 0;
+	int err = 0, kind;
+
+	perf_queue__sort(rd->batch);
+	for (i = 0; i < rd->batch->nr && !err; i++) {
+		const struct perf_event_header *h = perf_queue__get(rd->batch, i, &kind);
+		uint64_t t = rd->batch->refs[i].time;
+
+		if (t && t <= rd->after)
+			continue; /* already in an earlier snapshot */
+		if (!keep(r, rd, h, kind))
+			continue;
+		if (rd->shared)
+			pthread_mutex_lock(&r->lock);
+		account(r, h, kind);
+		err = maptab__observe(r->maps, h);
+		if (rd->shared)
+			pthread_mutex_unlock(&r->lock);
+		if (h->type == PERF_RECORD_SAMPLE)
+			perf_writer__note_time(rd->w, t);
+		err = err ?: perf_writer__write(rd->w, h);
+		written += !err;
+		if (!err && t > rd->newest)
+			rd->newest = t;
+	}
+	if (!err && written && rd->finish) {
+		err = perf_writer__write(rd->w, &fin);
+		if (!err && r->o.pipe_output)
+			err = perf_writer__flush(rd->w);
+	}
+	return err;
+}
+
+/* Drain every source, then write in time order as one perf round. */
+int flush_round(struct record *r)
+{
+	struct sink k = { r, &r->batch, false };
+	struct round rd = { .w = r->w, .batch = &r->batch, .finish = true };
+	long n;
+
+	perf_queue__clear(&r->batch);
+	n = perf_rings__read(r->sb, push_sideband, &k);
+	if (n >= 0 && r->oncpu)
+		n = perf_rings__read(r->oncpu, push_oncpu, &k);
+	if (n >= 0)
+		n = collector__consume(r->coll, push_stream, &k);
+	return n < 0 ? (int)n : round__write(r, &rd);
+}
