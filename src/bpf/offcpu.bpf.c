@@ -63,6 +63,9 @@ const volatile __u64 wakeup_bytes = 0; /* ring buffer fill that wakes user space
 const volatile __u64 user_min_addr = 0;
 /* frames the kernel's helper stores at most: min(127, kernel.perf_event_max_stack) */
 const volatile __u32 user_max_depth = OFFCPU_MAX_STACK_DEPTH;
+/* offcpu's user stack walk (x86-64); off: the kernel's helper walks every
+ * user stack (user space turns it off if the program does not load with it) */
+const volatile bool user_walker = true;
 /* --verify-stacks: also run the kernel's helpers and count every difference */
 const volatile bool verify_stacks = false;
 /* tests only (OFFCPU_FAULT_SKIP_SWITCH_IN=N): ignore every Nth switch-in of
@@ -394,7 +397,7 @@ static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, boo
 
 	if (!buf)
 		return 0;
-	if (btf)
+	if (btf && user_walker)
 		n = user_walk(prev, buf);
 	if (n < 0) {
 		n = bpf_get_stack(ctx, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64),

@@ -1029,6 +1029,8 @@ static void print_summary(struct record *r, const uint64_t *cnt, uint64_t prog_m
 			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_KERNEL_BAD],
 			(unsigned long long)cnt[OFFCPU_CNT_USER_HELPER],
 			(unsigned long long)cnt[OFFCPU_CNT_KERNEL_HELPER]);
+	if (collector__fallbacks(r->coll))
+		fprintf(stderr, "offcpu: FALLBACK: %s\n", collector__fallbacks(r->coll));
 	if (cnt[OFFCPU_CNT_RECOVERED])
 		fprintf(stderr, "offcpu: %llu blocks recovered: the kernel skipped offcpu's program when "
 			"their thread ran again (another BPF program attaching to sched_switch?); their "
@@ -1705,6 +1707,8 @@ int cmd_record(int argc, char **argv)
 	if (!r.o.quiet && !r.have_workload && !r.o.overwrite)
 		fprintf(stderr, "offcpu: recording (%s); Ctrl-C to stop\n",
 			collector__attach_kind(r.coll));
+	if (collector__fallbacks(r.coll))
+		fprintf(stderr, "offcpu: FALLBACK: %s\n", collector__fallbacks(r.coll));
 	pr_info("attached with %s", collector__attach_kind(r.coll));
 
 	err = r.o.overwrite ? armed_loop(&r) : main_loop(&r);
