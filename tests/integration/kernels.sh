@@ -1,0 +1,87 @@
+# The kernel matrix (root): Debian 12's own kernels, booted under QEMU (TCG)
+# with an initramfs holding offcpu and the ground-truth workload
+# (tests/vm/), must give what the build machine's kernel gives: the tp_btf
+# program loads with both of offcpu's stack walkers (no fallback), kernel
+# stacks are recorded, every stack matches the kernel's helpers, and every
+# thread's off-CPU time is within 5% of what it measured. Kernels are
+# fetched with apt-get download and cached (tests/vm/fetch-kernel.sh).
+# shellcheck shell=bash
+
+# vm_run SERIES: boot the newest SERIES kernel; its results in ./<name> files
+vm_run() {
+	local series=$1 vmlinuz rc
+	vmlinuz=$("$ROOT/tests/vm/fetch-kernel.sh" "$series" 2>fetch.err); rc=$?
+	[ $rc -eq 77 ] && skip "no $series kernel: $(tail -n 1 fetch.err)"
+	[ $rc -eq 0 ] || { cat fetch.err; fail "fetching the $series kernel failed"; }
+	echo "kernel: $vmlinuz"
+	"$ROOT/tests/vm/make-initramfs.sh" initrd.gz 2>mk.err; rc=$?
+	[ $rc -eq 77 ] && skip "$(tail -n 1 mk.err)"
+	[ $rc -eq 0 ] || { cat mk.err; fail "building the initramfs failed"; }
+	local start=$SECONDS
+	"$ROOT/tests/vm/boot.sh" "$vmlinuz" initrd.gz console.log 200 2>boot.err; rc=$?
+	[ $rc -eq 77 ] && skip "$(tail -n 1 boot.err)"
+	echo "guest ran for $((SECONDS - start)) s (QEMU exit $rc)"
+	# "@@NAME: LINE" -> LINE appended to ./NAME
+	# (the firmware's escape sequences may precede the first one)
+	tr -d '\r' <console.log | awk '{ i = index($0, "@@"); if (!i) next; s = substr($0, i)
+		if (s !~ /^@@[a-z0-9.]+: /) next
+		name = substr(s, 3, index(s, ":") - 3); sub(/^@@[a-z0-9.]+: /, "", s); print s > name }'
+	[ -s done ] || { cat boot.err; tail -n 40 console.log; fail "the guest did not finish"; }
+}
+
+# vm_check SERIES: the checks on the files vm_run left
+vm_check() {
+	local series=$1 kernel insns line n ubad kbad uhelp khelp
+	kernel=$(cat kernel)
+	case $kernel in "$series".*) ;; *) fail "booted $kernel, not a $series kernel" ;; esac
+	insns=$(sed -nE 's/.*verified on_switch: ([0-9]+) instructions processed.*/\1/p' both.err)
+	note "kernel $kernel: on_switch verified in ${insns:-?} instructions"
+	cat both.err | grep -v '^libbpf' | grep -v '^[0-9]*: \|^;' | head -n 40
+	[ "$(cat both.rc)" = 0 ] || fail "record --stacks both --verify-stacks failed on $kernel"
+	[ "$(cat sys.rc)" = 0 ] || { cat sys.err; fail "record -a --stacks both failed on $kernel"; }
+	grep -q "attached with tp_btf" both.err || fail "not attached with tp_btf on $kernel"
+	grep -q "recording (tp_btf)" sys.err || { cat sys.err; fail "the start line does not say tp_btf"; }
+	! grep -h FALLBACK both.err sys.err || fail "a fallback was taken on $kernel"
+	# every stack compared with the kernel's helpers: none differs, and
+	# offcpu's walks (not the helpers) walked them
+	line=$(grep "verified .* stacks" both.err) || fail "no verification line"
+	read -r n ubad kbad uhelp khelp < <(echo "$line" |
+		sed -E 's/.*verified ([0-9]+) stacks.*: ([0-9]+) user and ([0-9]+) kernel stacks differed; the helpers walked ([0-9]+) user and ([0-9]+) kernel.*/\1 \2 \3 \4 \5/')
+	[ "$n" -ge 20 ] || fail "only $n stacks compared"
+	[ "$ubad" -eq 0 ] && [ "$kbad" -eq 0 ] || fail "$ubad user and $kbad kernel stacks differ from the helpers'"
+	[ $((uhelp + khelp)) -le $((n / 20)) ] || fail "the helpers walked $uhelp + $khelp of $n stacks"
+	# kernel frames under the workload's own
+	cat both.folded
+	grep -q 'gt_sleep_thread;.*hrtimer_nanosleep_\[k\]' both.folded &&
+		grep -q 'gt_pipe_thread;.*pipe_read_\[k\]' both.folded ||
+		fail "kernel frames missing under the workload's stacks"
+	# per-thread totals, read by offcpu report in the guest
+	for rec in both sys; do
+		awk '!/^#/ && NF == 3 { printf "%s %.0f\n", $3, $1 * 1e6 }' $rec.tid >$rec.tot
+		echo "$rec:"
+		check_threads $rec.truth $rec.tot 5
+	done
+	note "kernel $kernel: ground truth within 5%, $n stacks verified, no fallback"
+}
+
+test_kernel_6_1() {
+	vm_run 6.1
+	vm_check 6.1
+}
+
+test_kernel_6_12() {
+	vm_run 6.12
+	vm_check 6.12
+}
+
+# the build machine's kernel, for comparison (its other checks are the rest
+# of the integration tests)
+test_kernel_build_machine() {
+	# the options of the guests' first recording (tests/vm/init.sh)
+	"$OFFCPU" record -v --stacks both --verify-stacks -o t.data -- "$GT" -r truth.txt 2>rec.err ||
+		{ cat rec.err; fail "record failed"; }
+	! grep FALLBACK rec.err || fail "a fallback was taken"
+	insns=$(sed -nE 's/.*verified on_switch: ([0-9]+) instructions processed.*/\1/p' rec.err)
+	[ -n "$insns" ] || { cat rec.err; fail "no verifier figure"; }
+	note "kernel $(uname -r): on_switch verified in $insns instructions"
+}
