@@ -202,6 +202,18 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN") || getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"))
 		pr_warn("TEST FAULT INJECTION: context switches are ignored on purpose "
 			"(OFFCPU_FAULT_SKIP_SWITCH_IN/OUT): this recording is not complete");
+	if (getenv("OFFCPU_FAULT_REFUSE")) {
+		const char *v = getenv("OFFCPU_FAULT_REFUSE");
+		static bool warned;
+
+		if (!warned)
+			pr_warn("TEST FAULT INJECTION: the verifier is made to refuse %s "
+				"(OFFCPU_FAULT_REFUSE)", v);
+		warned = true;
+		/* korc, user, tp_btf: the verifier refuses that piece (tests) */
+		skel->rodata->fault_refuse = (strstr(v, "korc") ? 1 : 0) | (strstr(v, "user") ? 2 : 0) |
+					     (strstr(v, "tp_btf") ? 4 : 0);
+	}
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"))
 		skel->rodata->fault_skip_in = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"), NULL, 10);
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"))
@@ -357,98 +369,121 @@ static void log_verified(struct collector *c)
 	}
 }
 
+/* Try to load the skeleton for one configuration; on failure, its cause. */
+static int try_load(struct collector *c, const struct collector_opts *o, bool korc,
+		    const struct korc_syms *syms, bool user_walker, char *cause, size_t len)
+{
+	int err;
+
+	c->skel = open_skel(o, c->raw_tp, korc, syms, user_walker);
+	if (!c->skel) {
+		err = -errno;
+		snprintf(cause, len, "cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	load_log_reset(true);
+	err = offcpu_bpf__load(c->skel);
+	if (err)
+		load_log_cause(cause, len, strerror(-err));
+	load_log_reset(false);
+	if (!err)
+		return 0;
+	offcpu_bpf__destroy(c->skel);
+	c->skel = NULL;
+	return err;
+}
+
 /*
- * Load the collector, giving up one piece at a time: a kernel whose verifier
- * or BTF refuses offcpu's ORC kernel stack walker loses only that walker
- * (the kernel's helper walks instead), then only the user stack walker, and
- * only then tp_btf for raw_tp (user stacks only). Each step down is kept in
- * c->fallbacks with its cause, for the start line and the summary.
+ * Load the collector, giving up as little as a kernel makes necessary: a
+ * kernel whose verifier or BTF refuses offcpu's ORC kernel stack walker or
+ * its user stack walker loses only that walker (the kernel's helper walks
+ * instead); tp_btf is given up for raw_tp (user stacks only) only when it
+ * loads with neither. The configurations are tried from the fullest down,
+ * and each piece left out is kept in c->fallbacks with the cause that the
+ * configuration with only it added back failed with.
  */
 static int load(struct collector *c, const struct collector_opts *o)
 {
 	struct korc_syms syms = { 0 };
-	char korc_why[384] = "", user_why[384] = "", cause[320];
-	bool korc = false, user_walker = true;
-	int err;
+	/* cause[korc][user walker] of each configuration that failed */
+	char cause[2][2][320] = { { "", "" }, { "", "" } }, korc_pre[256] = "", why[400];
+	bool can_korc = false, can_user = !c->raw_tp && o->user_stacks;
+	int err = -EINVAL, k, u, i;
 
 #ifdef OFFCPU_KORC
 	if (o->kernel_stacks && !c->raw_tp) {
-		char why[256];
 		uint64_t depth = sysctl_u64("/proc/sys/kernel/perf_event_max_stack",
 					    OFFCPU_MAX_STACK_DEPTH);
 
 		/* without the kernel's addresses or a known orc_entry layout
 		 * every kernel stack is the helper's */
-		if (korc_check_btf(o->btf_path, why, sizeof(why)) == 0 &&
-		    korc_read_syms_err(&syms, depth, why, sizeof(why)) == 0)
-			korc = true;
-		else
-			snprintf(korc_why, sizeof(korc_why), "%s", why);
+		if (korc_check_btf(o->btf_path, korc_pre, sizeof(korc_pre)) == 0 &&
+		    korc_read_syms_err(&syms, depth, korc_pre, sizeof(korc_pre)) == 0)
+			can_korc = true;
 	}
 #else
 	if (o->kernel_stacks)
 		pr_info("kernel stacks are walked by the kernel's helper (no BPF walker for this architecture)");
 #endif
-	for (;;) {
-		c->skel = open_skel(o, c->raw_tp, korc, &syms, user_walker);
-		if (!c->skel) {
-			err = -errno;
-			pr_err("failed to open BPF object: %s", strerror(-err));
-			return err;
-		}
-		load_log_reset(true);
-		err = offcpu_bpf__load(c->skel);
-		if (!err)
+	/* (korc, user walker): both, without korc, without the user walker, neither */
+	for (i = 0; i < 4; i++) {
+		k = !(i & 1);
+		u = !(i & 2);
+		if ((k && !can_korc) || (!u && !can_user) || (!k && !u && !can_korc && !can_user))
+			continue;
+		err = try_load(c, o, k, &syms, u, cause[k][u], sizeof(cause[k][u]));
+		if (!err || err == -EPERM)
 			break;
-		load_log_cause(cause, sizeof(cause), strerror(-err));
-		offcpu_bpf__destroy(c->skel);
-		c->skel = NULL;
-		if (err == -EPERM) {
-			pr_err("failed to load BPF programs: %s", strerror(-err));
-			return err;
-		}
-		if (!c->raw_tp && korc) {
-			pr_info("the program did not load with the ORC kernel stack walker (%s): "
-				"trying without it", cause);
-			snprintf(korc_why, sizeof(korc_why), "it did not load: %s", cause);
-			korc = false;
-			continue;
-		}
-		if (!c->raw_tp && user_walker && o->user_stacks) {
-			pr_info("the program did not load with the user stack walker (%s): "
-				"trying without it", cause);
-			snprintf(user_why, sizeof(user_why), "it did not load: %s", cause);
-			user_walker = false;
-			continue;
-		}
-		if (o->kernel_stacks) {
-			/* the raw_tp fallback cannot read kernel stacks: never drop them silently */
-			pr_err("kernel stacks need tp_btf/sched_switch, which did not load: %s%s", cause,
-			       log_verbosity ? "" : " (run with -v for the verifier log)");
-			return err;
-		}
-		if (c->raw_tp) {
-			pr_err("failed to load BPF programs: %s%s", cause,
-			       log_verbosity ? "" : " (run with -v for the verifier log)");
-			return err;
-		}
-		pr_info("tp_btf/sched_switch did not load (%s); falling back to raw_tp", cause);
-		add_fallback(c, "raw_tp: tp_btf/sched_switch did not load, user stacks are walked by "
-				"the kernel's helper", cause);
-		/* the walkers' failures were tp_btf's: raw_tp has neither */
-		korc_why[0] = user_why[0] = '\0';
-		user_walker = true;
-		c->raw_tp = true;
+		pr_info("the program did not load%s%s: %s", k ? " with the ORC kernel stack walker" : "",
+			u && can_user ? (k ? " and the user stack walker" : " with the user stack walker") : "",
+			cause[k][u]);
 	}
-	load_log_reset(false);
-	c->korc = korc;
-	c->user_walker = user_walker && !c->raw_tp;
-	if (korc_why[0])
-		add_fallback(c, "the ORC kernel stack walker is off, the kernel's helper walks kernel "
-				"stacks", korc_why);
-	if (user_why[0])
-		add_fallback(c, "the user stack walker is off, the kernel's helper walks user stacks",
-			     user_why);
+	if (!err) {
+		c->korc = k;
+		c->user_walker = !c->raw_tp && u;
+		if (o->kernel_stacks && !c->raw_tp && !k) {
+			if (can_korc)
+				snprintf(why, sizeof(why), "it did not load: %.320s", cause[1][u]);
+			else
+				snprintf(why, sizeof(why), "%s", korc_pre);
+#ifdef OFFCPU_KORC
+			add_fallback(c, "the ORC kernel stack walker is off, the kernel's helper walks "
+					"kernel stacks", why);
+#endif
+		}
+		if (can_user && !u) {
+			snprintf(why, sizeof(why), "it did not load: %.320s", cause[k][1]);
+			add_fallback(c, "the user stack walker is off, the kernel's helper walks user stacks",
+				     why);
+		}
+		log_verified(c);
+		return 0;
+	}
+	/* what the fullest configuration failed with says the most */
+	for (i = 0; i < 4 && !cause[!(i & 1)][!(i & 2)][0]; i++)
+		;
+	snprintf(why, sizeof(why), "%.320s", i < 4 ? cause[!(i & 1)][!(i & 2)] : strerror(-err));
+	if (err == -EPERM || c->raw_tp) {
+		pr_err("failed to load BPF programs: %s%s", why,
+		       log_verbosity ? "" : " (run with -v for the verifier log)");
+		return err;
+	}
+	if (o->kernel_stacks) {
+		/* the raw_tp fallback cannot read kernel stacks: never drop them silently */
+		pr_err("kernel stacks need tp_btf/sched_switch, which did not load: %s%s", why,
+		       log_verbosity ? "" : " (run with -v for the verifier log)");
+		return err;
+	}
+	pr_info("tp_btf/sched_switch did not load (%s); falling back to raw_tp", why);
+	c->raw_tp = true;
+	err = try_load(c, o, false, &syms, true, cause[0][0], sizeof(cause[0][0]));
+	if (err) {
+		pr_err("failed to load BPF programs: %s%s", cause[0][0],
+		       log_verbosity ? "" : " (run with -v for the verifier log)");
+		return err;
+	}
+	add_fallback(c, "raw_tp: tp_btf/sched_switch did not load, the kernel's helper walks user "
+			"stacks", why);
 	log_verified(c);
 	return 0;
 }
@@ -463,7 +498,6 @@ struct collector *collector__open(const struct collector_opts *o)
 	libbpf_set_print(libbpf_log);
 	c->raw_tp = o->force_raw_tp;
 	err = load(c, o);
-	load_log_reset(false);
 	if (err)
 		goto fail;
 	err = fill_filters(c, o);

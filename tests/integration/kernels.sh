@@ -85,3 +85,31 @@ test_kernel_build_machine() {
 	[ -n "$insns" ] || { cat rec.err; fail "no verifier figure"; }
 	note "kernel $(uname -r): on_switch verified in $insns instructions"
 }
+
+# A piece of the program a kernel's verifier refuses falls back alone, and
+# says so without -v at the start and in the summary: here the verifier is
+# made to refuse one piece at a time (test-only fault injection).
+test_kernel_fallbacks_named() {
+	local piece
+	for piece in korc user; do
+		OFFCPU_FAULT_REFUSE=$piece record_truth --stacks both --verify-stacks -o f.data -- "$GT" -r truth.txt
+		cat rec.err
+		[ "$(grep -c "FALLBACK: .*stack walker is off.*verifier: .*invalid mem access" rec.err)" = 2 ] ||
+			fail "refused $piece: the fallback is not named at the start and in the summary"
+		grep -q "FALLBACK: the $( [ $piece = korc ] && echo ORC kernel || echo user) stack walker is off" rec.err ||
+			fail "refused $piece: another piece named"
+		[ "$(grep -c "stack walker is off" rec.err)" = 2 ] || fail "refused $piece: more than it fell back"
+		grep -q "0 user and 0 kernel stacks differed" rec.err || fail "stacks differ from the helpers'"
+		per_tid_perf f.data >perf.tot
+		check_threads truth.txt perf.tot 5
+		perf script -i f.data -F ip,sym 2>/dev/null | grep -q pipe_read || fail "no kernel frames"
+	done
+	# without tp_btf: kernel stacks are refused in one line, user stacks go through raw_tp
+	OFFCPU_FAULT_REFUSE=tp_btf "$OFFCPU" record --stacks both -o f.data -- true 2>rec.err && fail "recorded without tp_btf"
+	cat rec.err
+	grep -q "kernel stacks need tp_btf/sched_switch, which did not load: verifier:" rec.err || fail "no reason given"
+	OFFCPU_FAULT_REFUSE=tp_btf "$OFFCPU" record -a -d 0.5 -o f.data 2>rec.err || { cat rec.err; fail "raw_tp fallback failed"; }
+	cat rec.err
+	sed -n 2,3p rec.err | grep -q "FALLBACK: raw_tp" || fail "raw_tp not named next to the start line"
+	tail -n 3 rec.err | grep -q "FALLBACK: raw_tp" || fail "raw_tp not named in the summary"
+}
