@@ -17,10 +17,20 @@ vm_run() {
 	"$ROOT/tests/vm/make-initramfs.sh" initrd.gz 2>mk.err; rc=$?
 	[ $rc -eq 77 ] && skip "$(tail -n 1 mk.err)"
 	[ $rc -eq 0 ] || { cat mk.err; fail "building the initramfs failed"; }
-	local start=$SECONDS
-	"$ROOT/tests/vm/boot.sh" "$vmlinuz" initrd.gz console.log 200 2>boot.err; rc=$?
-	[ $rc -eq 77 ] && skip "$(tail -n 1 boot.err)"
-	echo "guest ran for $((SECONDS - start)) s (QEMU exit $rc)"
+	local start=$SECONDS try
+	# A guest takes 10-15 s. Under TCG on a busy shared host a guest has
+	# been seen to stall instead (twice in about 30 boots: once at boot, once
+	# with a soft lockup report): it is booted once more, and that is said.
+	for try in 1 2; do
+		"$ROOT/tests/vm/boot.sh" "$vmlinuz" initrd.gz console.log 100 2>boot.err; rc=$?
+		[ $rc -eq 77 ] && skip "$(tail -n 1 boot.err)"
+		echo "guest ran for $((SECONDS - start)) s (QEMU exit $rc)"
+		grep -q "^@@done: " console.log && break
+		cat boot.err
+		tr -d '\r' <console.log | grep -v "^@@" | tail -n 30
+		[ $try = 2 ] || note "the $series guest did not finish (try $try): booted again"
+		start=$SECONDS
+	done
 	# "@@NAME: LINE" -> LINE appended to ./NAME
 	# (the firmware's escape sequences may precede the first one)
 	tr -d '\r' <console.log | awk '{ i = index($0, "@@"); if (!i) next; s = substr($0, i)
