@@ -357,6 +357,7 @@ static __always_inline bool same_stack(const __u64 *a, long na, const __u64 *b, 
 	return true;
 }
 
+#ifdef __TARGET_ARCH_x86
 /*
  * The user stack of @task, the current task, into @buf: what the kernel's
  * perf callchain code stores for bpf_get_stack(ctx, BPF_F_USER_STACK) on
@@ -402,6 +403,16 @@ static __always_inline long user_walk(struct task_struct *task, __u64 *buf)
 	}
 	return blur(buf, n);
 }
+#else
+/*
+ * Elsewhere (arm64, ...) the kernel's helper walks every user stack: the walk
+ * above reads x86-64's registers (cs, ip, bp) and frame layout.
+ */
+static __always_inline long user_walk(struct task_struct *task, __u64 *buf)
+{
+	return -1;
+}
+#endif
 
 /* The user stack of the task switching out (current), stored: its key or 0. */
 static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, bool btf)
