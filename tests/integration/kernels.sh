@@ -123,3 +123,21 @@ test_kernel_fallbacks_named() {
 	sed -n 2,3p rec.err | grep -q "FALLBACK: raw_tp" || fail "raw_tp not named next to the start line"
 	tail -n 3 rec.err | grep -q "FALLBACK: raw_tp" || fail "raw_tp not named in the summary"
 }
+
+# The BPF object builds for arm64 (against the BTF of Debian 12's arm64
+# kernel): without the x86-64-only pieces, the ORC kernel stack walker and
+# the frame-pointer user walk; the kernel's helpers walk both stacks there.
+test_kernel_bpf_builds_for_arm64() {
+	local h rc
+	h=$("$ROOT/tests/vm/arm64-vmlinux.sh" 2>fetch.err); rc=$?
+	[ $rc -eq 77 ] && skip "no arm64 vmlinux.h: $(tail -n 1 fetch.err)"
+	[ $rc -eq 0 ] || { cat fetch.err; fail "arm64-vmlinux.sh failed"; }
+	mkdir -p inc && cp "$h" inc/vmlinux.h
+	clang -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_arm64 -Iinc -I"$ROOT/src" \
+		-c "$ROOT/src/bpf/offcpu.bpf.c" -o arm64.bpf.o || fail "the BPF object does not build for arm64"
+	llvm-objdump -t arm64.bpf.o >syms.txt
+	grep -q ' on_switch$' syms.txt && grep -q ' on_switch_raw$' syms.txt || fail "programs missing"
+	! grep -i korc syms.txt || fail "the x86-64 ORC walker is in the arm64 object"
+	"$(command -v bpftool || echo /usr/sbin/bpftool)" gen skeleton arm64.bpf.o name offcpu_bpf >arm64.skel.h || fail "no skeleton for arm64"
+	note "the BPF object builds for arm64 ($(basename "$(dirname "$h")")): helpers walk both stacks"
+}
