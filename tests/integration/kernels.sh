@@ -52,14 +52,23 @@ vm_check() {
 	grep -q "attached with tp_btf" both.err || fail "not attached with tp_btf on $kernel"
 	grep -q "recording (tp_btf)" sys.err || { cat sys.err; fail "the start line does not say tp_btf"; }
 	! grep -h FALLBACK both.err sys.err || fail "a fallback was taken on $kernel"
+	[ "$(cat all.rc)" = 0 ] || { cat all.err; fail "record -a --verify-stacks failed on $kernel"; }
+	cat all.err
+	! grep -h FALLBACK all.err || fail "a fallback was taken on $kernel"
 	# every stack compared with the kernel's helpers: none differs, and
-	# offcpu's walks (not the helpers) walked them
-	line=$(grep "verified .* stacks" both.err) || fail "no verification line"
-	read -r n ubad kbad uhelp khelp < <(echo "$line" |
-		sed -E 's/.*verified ([0-9]+) stacks.*: ([0-9]+) user and ([0-9]+) kernel stacks differed; the helpers walked ([0-9]+) user and ([0-9]+) kernel.*/\1 \2 \3 \4 \5/')
-	[ "$n" -ge 20 ] || fail "only $n stacks compared"
-	[ "$ubad" -eq 0 ] && [ "$kbad" -eq 0 ] || fail "$ubad user and $kbad kernel stacks differ from the helpers'"
-	[ $((uhelp + khelp)) -le $((n / 20)) ] || fail "the helpers walked $uhelp + $khelp of $n stacks"
+	# offcpu's walks (not the helpers) walked them; the workload's, and the
+	# whole system's in every state
+	local verified=0
+	for rec in both all; do
+		line=$(grep "verified .* stacks" $rec.err) || fail "no verification line"
+		read -r n ubad kbad uhelp khelp < <(echo "$line" |
+			sed -E 's/.*verified ([0-9]+) stacks.*: ([0-9]+) user and ([0-9]+) kernel stacks differed; the helpers walked ([0-9]+) user and ([0-9]+) kernel.*/\1 \2 \3 \4 \5/')
+		[ "$n" -ge 40 ] || fail "$rec: only $n stacks compared"
+		[ "$ubad" -eq 0 ] && [ "$kbad" -eq 0 ] || fail "$rec: $ubad user and $kbad kernel stacks differ from the helpers'"
+		[ $((uhelp + khelp)) -le $((n / 20)) ] || fail "$rec: the helpers walked $uhelp + $khelp of $n stacks"
+		verified=$((verified + n))
+	done
+	n=$verified
 	# kernel frames under the workload's own
 	cat both.folded
 	grep -q 'gt_sleep_thread;.*hrtimer_nanosleep_\[k\]' both.folded &&

@@ -49,5 +49,31 @@ say sys.rc $?
 offcpu report -i sys.data -s tid -e offcpu-time >sys.tid 2>&1
 emit sys.err sys.truth sys.tid
 
+# 3. the whole system, every state, under varied load: every stack checked
+# against the kernel's helpers (entry, interrupt and exception frames too)
+timeout 120 offcpu record -a --verify-stacks --stacks both --state S,D,R,T,I -o all.data 2>all.err &
+rec=$!
+i=0
+while ! grep -q recording all.err && kill -0 $rec 2>/dev/null && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+/vm/groundtruth -r all.truth >/dev/null &
+gt=$!
+for j in 1 2 3; do
+	find / -xdev >/dev/null 2>&1
+	cat /proc/[0-9]*/stat >/dev/null 2>&1
+	dd if=/dev/zero of=/tmp/dd.bin bs=64k count=100 2>/dev/null
+	sh -c 'i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); done' &
+	sh -c 'i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); done'
+	wait $!
+	echo | cat | cat | wc -l >/dev/null
+done
+wait $gt
+kill -INT $rec
+wait $rec
+say all.rc $?
+emit all.err
+
 say done ok
 poweroff -f || reboot -f
