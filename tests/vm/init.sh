@@ -23,6 +23,13 @@ echo # the firmware's escape sequences end the line before
 say kernel "$(uname -r)"
 say btf "$(ls -la /sys/kernel/btf/vmlinux 2>&1)"
 
+# 0. what the verifier processes of the switch program, per configuration
+for opts in "--stacks user" "--stacks both" "--stacks both --verify-stacks" "--raw-tp"; do
+	n=$(offcpu record -v -q $opts -o v.data -- true 2>&1 |
+		sed -n 's/.*verified on_switch[a-z_]*: \([0-9]*\) instructions processed.*/\1/p')
+	say verifier "${n:-?} $opts"
+done
+
 # 1. a workload, both stacks, every stack checked against the kernel's helpers
 timeout 120 offcpu record -v --stacks both --verify-stacks -o both.data -- /vm/groundtruth -r both.truth 2>both.err
 say both.rc $?
