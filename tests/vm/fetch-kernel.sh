@@ -59,4 +59,9 @@ cp "$tmp"/x/boot/vmlinuz-* "$tmp/out/vmlinuz"
 cp "$tmp"/x/boot/config-* "$tmp/out/config"
 rm -rf "$dir"
 mv "$tmp/out" "$dir"
+# a newer package of the series replaces the cached one
+for old in "$cache"/*/; do
+	old=$(basename "$old")
+	[ "$old" = "$pkg" ] || ! grep -qE "$re" <<<"$old" || rm -rf "${cache:?}/$old"
+done
 echo "$dir/vmlinuz"
