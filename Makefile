@@ -1,7 +1,8 @@
 # offcpu: an off-CPU profiler writing perf.data
 #
 #   make            build build/offcpu
-#   make check      install deps, unit tests (also under ASan+UBSan), integration tests (root)
+#   make check      install deps, unit tests (also under ASan+UBSan), integration tests (root),
+#                   the kernel matrix (Debian 12 kernels under QEMU: tests/vm/)
 #                   (T=name runs only the tests whose name contains it)
 #   make demo       install deps, build, record the bundled demo, report it
 #   make install    PREFIX=/usr/local DESTDIR=

@@ -10,6 +10,8 @@ PACKAGES=(
 	golang-go chromium libclang-rt-14-dev libc6-dbg
 	# tests and demo: the reference reader, and small tools the tests call
 	linux-perf util-linux procps coreutils gawk python3
+	# the kernel matrix (tests/integration/kernels.sh): Debian's kernels under QEMU
+	qemu-system-x86 busybox-static cpio
 )
 
 missing=()

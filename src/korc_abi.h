@@ -34,7 +34,8 @@ struct korc_syms {
 	__u64 lock_start;	/* __lock_text_start */
 	__u64 lock_end;		/* __lock_text_end */
 
-	/* a fresh task's first frame is a "signal" frame if it returns here */
+	/* a fresh task's first frame is a "signal" frame if it returns here:
+	 * ret_from_fork_asm, or ret_from_fork on kernels before its rename */
 	__u64 ret_from_fork_asm;
 
 	/* return-address trampolines the kernel would "recover"; 0 when absent */

@@ -13,6 +13,17 @@ fail() {
 	exit 1
 }
 
+# skip REASON: a prerequisite cannot be had; run.sh counts and shows it
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# note TEXT: a line run.sh shows under the test's result, even when it passes
+note() {
+	echo "NOTE: $*"
+}
+
 # within PCT ACTUAL EXPECTED: |actual - expected| <= pct% of expected
 within() {
 	awk -v p="$1" -v a="$2" -v e="$3" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= e * p / 100) }'

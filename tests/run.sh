@@ -10,7 +10,9 @@ TMPROOT=$(mktemp -d /tmp/offcpu-tests.XXXXXX)
 trap 'rm -rf "$TMPROOT"' EXIT
 passed=0
 failed=0
+skipped=0
 failed_names=()
+skipped_names=()
 
 run_unit() {
 	local bin=$1 label=$2 out
@@ -52,6 +54,11 @@ else
 				passed=$((passed + 1))
 				echo "ok   $t (${secs}s)"
 				[ -z "${VERBOSE:-}" ] || sed 's/^/    /' "$dir/log"
+				[ -n "${VERBOSE:-}" ] || sed -n 's/^NOTE: /    /p' "$dir/log"
+			elif [ $rc -eq 77 ]; then
+				# a prerequisite could not be had: said, counted, never a pass
+				skipped=$((skipped + 1)); skipped_names+=("$t")
+				echo "SKIP $t (${secs}s): $(sed -n 's/^SKIP: //p' "$dir/log" | tail -n 1)"
 			else
 				failed=$((failed + 1)); failed_names+=("$t")
 				echo "FAIL $t (${secs}s, exit $rc)"
@@ -65,5 +72,11 @@ if [ $failed -gt 0 ]; then
 	echo "failed:"
 	printf '  %s\n' "${failed_names[@]}"
 fi
-echo "$passed passed, $failed failed"
+if [ $skipped -gt 0 ]; then
+	echo "skipped:"
+	printf '  %s\n' "${skipped_names[@]}"
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
 [ $failed -eq 0 ]

@@ -26,14 +26,15 @@
  * kernel/stacktrace.c, kernel/bpf/stackmap.c):
  *  - start state of a non-current task: sp = thread.sp + sizeof(struct
  *    inactive_task_frame), bp/ip from that frame, "signal" iff ip is
- *    ret_from_fork_asm;
+ *    ret_from_fork_asm (ret_from_fork before it was renamed, 6.1);
  *  - per frame: unwind_get_return_address() (0 when ip is not kernel text,
  *    which ends the walk, e.g. at the user-mode pt_regs of a syscall), then
  *    the consumer (skip sched/lock text, stop when max_depth entries stored),
  *    then unwind_next_frame();
  *  - the ORC entry is looked up at ip - 1 for call frames, at ip for
  *    "signal" frames (ip is the interrupted instruction there);
- *  - bitfield layout of struct orc_entry comes from kernel BTF (CO-RE);
+ *  - bitfield layout of struct orc_entry comes from kernel BTF (CO-RE), in
+ *    either of its two layouts (before and since 6.4, korc_orc_decode());
  *  - result: bytes written = entries * 8, the rest of the 127 slots zeroed.
  * Every place where the kernel would take its error path, or would use data
  * we do not have, returns a fallback code instead of guessing.
@@ -54,12 +55,22 @@
 #define KORC_USER_END	0x0000800000000000ULL	/* above every user address */
 #define KORC_PF_KTHREAD	0x00200000
 
-/* values of orc_entry.type / .sp_reg / .bp_reg (arch/x86/include/asm/orc_types.h) */
+/*
+ * values of orc_entry.type / .sp_reg / .bp_reg (arch/x86/include/asm/orc_types.h),
+ * in the numbering of 6.4 and later; entries of older kernels are translated
+ * to it (korc_orc_decode())
+ */
 #define KORC_ORC_TYPE_UNDEFINED		0
 #define KORC_ORC_TYPE_END_OF_STACK	1
 #define KORC_ORC_TYPE_CALL		2
 #define KORC_ORC_TYPE_REGS		3
 #define KORC_ORC_TYPE_REGS_PARTIAL	4
+#define KORC_ORC_TYPE_UNKNOWN		0xff	/* not one we know: fall back */
+
+/* the numbering before 6.4: no UNDEFINED/END_OF_STACK types, an "end" bit */
+#define KORC_ORC_OLD_TYPE_CALL		0
+#define KORC_ORC_OLD_TYPE_REGS		1
+#define KORC_ORC_OLD_TYPE_REGS_PARTIAL	2
 
 #define KORC_REG_UNDEFINED	0
 #define KORC_REG_PREV_SP	1
@@ -76,6 +87,38 @@
 #define KORC_ORC_FAIL	(~0ULL)
 
 const volatile struct korc_syms korc_syms;
+
+/*
+ * The two layouts of struct orc_entry (6 bytes, packed, in both), as CO-RE
+ * flavours: libbpf matches each against the running kernel's struct
+ * orc_entry, and bpf_core_field_exists() tells which one it has.
+ *  - 6.4 and later ("x86/unwind/orc: Add 'signal' field to ORC metadata"):
+ *    type:3 numbered UNDEFINED, END_OF_STACK, CALL, REGS, REGS_PARTIAL, and
+ *    a signal bit (the entry's ip is an interrupted instruction);
+ *  - before: type:2 numbered CALL, REGS, REGS_PARTIAL and an end bit; a
+ *    stack ends (end) or is an error (!end) where sp_reg is UNDEFINED, and a
+ *    frame is a signal frame iff its type is not CALL.
+ * Only the branch of the running kernel's layout survives relocation (the
+ * other one's field_exists is a constant 0), so each kernel's verifier sees
+ * one decoder, and neither layout's fields fail to relocate.
+ */
+struct orc_entry___new {
+	__s16 sp_offset;
+	__s16 bp_offset;
+	unsigned int sp_reg : 4;
+	unsigned int bp_reg : 4;
+	unsigned int type : 3;
+	unsigned int signal : 1;
+} __attribute__((packed, preserve_access_index));
+
+struct orc_entry___old {
+	__s16 sp_offset;
+	__s16 bp_offset;
+	unsigned int sp_reg : 4;
+	unsigned int bp_reg : 4;
+	unsigned int type : 2;
+	unsigned int end : 1;
+} __attribute__((packed, preserve_access_index));
 
 /*
  * ip -> decoded ORC entry cache.  Direct mapped (index = hash(ip), tag = ip)
@@ -144,6 +187,60 @@ static __always_inline __u64 korc_pack(__s16 spo, __s16 bpo, __u32 spr, __u32 bp
 }
 
 /*
+ * Decode the orc_entry at @raw (8 readable bytes) into korc_pack() form, in
+ * the type numbering of 6.4+, whichever layout the running kernel has.
+ */
+static __always_inline __u64 korc_orc_decode(__u64 *raw)
+{
+	__u32 type, sig;
+
+	if (bpf_core_field_exists(struct orc_entry___new, signal)) {
+		struct orc_entry___new *e = (void *)raw;
+
+		return korc_pack(BPF_CORE_READ_BITFIELD(e, sp_offset),
+				 BPF_CORE_READ_BITFIELD(e, bp_offset),
+				 BPF_CORE_READ_BITFIELD(e, sp_reg),
+				 BPF_CORE_READ_BITFIELD(e, bp_reg),
+				 BPF_CORE_READ_BITFIELD(e, type),
+				 BPF_CORE_READ_BITFIELD(e, signal));
+	}
+	if (bpf_core_field_exists(struct orc_entry___old, end)) {
+		struct orc_entry___old *e = (void *)raw;
+		__u32 spr = BPF_CORE_READ_BITFIELD(e, sp_reg);
+
+		/* unwind_next_frame() before 6.4: an undefined sp_reg ends the
+		 * stack if "end" is set, else it is an error (weak terminators) */
+		if (spr == KORC_REG_UNDEFINED) {
+			type = BPF_CORE_READ_BITFIELD(e, end) ? KORC_ORC_TYPE_END_OF_STACK :
+								 KORC_ORC_TYPE_UNDEFINED;
+		} else {
+			switch (BPF_CORE_READ_BITFIELD(e, type)) {
+			case KORC_ORC_OLD_TYPE_CALL:
+				type = KORC_ORC_TYPE_CALL;
+				break;
+			case KORC_ORC_OLD_TYPE_REGS:
+				type = KORC_ORC_TYPE_REGS;
+				break;
+			case KORC_ORC_OLD_TYPE_REGS_PARTIAL:
+				type = KORC_ORC_TYPE_REGS_PARTIAL;
+				break;
+			default:
+				type = KORC_ORC_TYPE_UNKNOWN;
+				break;
+			}
+		}
+		/* these kernels set state->signal from the type: CALL -> false,
+		 * REGS and REGS_PARTIAL -> true */
+		sig = type == KORC_ORC_TYPE_REGS || type == KORC_ORC_TYPE_REGS_PARTIAL;
+		return korc_pack(BPF_CORE_READ_BITFIELD(e, sp_offset),
+				 BPF_CORE_READ_BITFIELD(e, bp_offset), spr,
+				 BPF_CORE_READ_BITFIELD(e, bp_reg), type, sig);
+	}
+	/* a third layout: user space turns the walker off before loading */
+	return KORC_ORC_FAIL;
+}
+
+/*
  * Find the ORC entry the kernel's orc_find() would use for @ip (in core
  * kernel text): the rightmost entry whose address is <= ip.  The kernel first
  * narrows the range with its orc_lookup[] block table, which is not exported;
@@ -164,10 +261,13 @@ __noinline __u64 korc_orc_lookup(__u64 ip, __u64 nr)
 	__s64 lo = 0, hi = (__s64)nr - 1, found = 0, mid;
 	/* CO-RE bitfield loads may read up to 8 bytes from a 6-byte struct */
 	__u64 raw = 0;
-	struct orc_entry *e = (struct orc_entry *)&raw;
 	__s32 rel;
 	int k;
 
+	/* a constant for the verifier: with the walker off, nothing below is
+	 * checked (a global function is verified even if never called) */
+	if (!korc_syms.enabled)
+		return KORC_ORC_FAIL;
 	if (nr == 0 || nr > 0x7fffffff)
 		return KORC_ORC_FAIL;
 
@@ -188,17 +288,11 @@ __noinline __u64 korc_orc_lookup(__u64 ip, __u64 nr)
 	if (lo <= hi)
 		return KORC_ORC_FAIL;
 
-	if (bpf_probe_read_kernel(e, bpf_core_type_size(struct orc_entry),
+	if (bpf_probe_read_kernel(&raw, bpf_core_type_size(struct orc_entry),
 				  (void *)(korc_syms.orc_start +
 					   found * bpf_core_type_size(struct orc_entry))))
 		return KORC_ORC_FAIL;
-
-	return korc_pack(BPF_CORE_READ_BITFIELD(e, sp_offset),
-			 BPF_CORE_READ_BITFIELD(e, bp_offset),
-			 BPF_CORE_READ_BITFIELD(e, sp_reg),
-			 BPF_CORE_READ_BITFIELD(e, bp_reg),
-			 BPF_CORE_READ_BITFIELD(e, type),
-			 BPF_CORE_READ_BITFIELD(e, signal));
+	return korc_orc_decode(&raw);
 }
 
 /* Cached ORC lookup; returns packed entry or KORC_ORC_FAIL. */
@@ -505,6 +599,9 @@ __noinline int korc_step(struct korc_scratch *w, struct korc_ips *out)
 {
 	int j, r;
 
+	/* constant for the verifier: nothing below is checked with the walker off */
+	if (!korc_syms.enabled)
+		return -KORC_FB_DISABLED;
 	if (!w || !out)
 		return -KORC_FB_INTERNAL;
 	for (j = 0; j < KORC_UNROLL; j++) {

@@ -33,6 +33,13 @@ static __always_inline long korc_task_stack(struct task_struct *t, __u64 *ips)
 }
 #endif
 
+/* whether the loaded program walks kernel stacks itself (user space decides) */
+#ifdef __TARGET_ARCH_x86
+#define KORC_ON (korc_syms.enabled)
+#else
+#define KORC_ON 0
+#endif
+
 #define PF_KTHREAD 0x00200000
 #define PF_IO_WORKER 0x00000010
 #define PF_USER_WORKER 0x00004000
@@ -63,6 +70,9 @@ const volatile __u64 wakeup_bytes = 0; /* ring buffer fill that wakes user space
 const volatile __u64 user_min_addr = 0;
 /* frames the kernel's helper stores at most: min(127, kernel.perf_event_max_stack) */
 const volatile __u32 user_max_depth = OFFCPU_MAX_STACK_DEPTH;
+/* offcpu's user stack walk (x86-64); off: the kernel's helper walks every
+ * user stack (user space turns it off if the program does not load with it) */
+const volatile bool user_walker = true;
 /* --verify-stacks: also run the kernel's helpers and count every difference */
 const volatile bool verify_stacks = false;
 /* tests only (OFFCPU_FAULT_SKIP_SWITCH_IN=N): ignore every Nth switch-in of
@@ -73,6 +83,15 @@ __u64 fault_seen;
  * switch-out, as the kernel sometimes does, to check that it is counted */
 const volatile __u32 fault_skip_out = 0;
 __u64 fault_seen_out;
+/* tests only (OFFCPU_FAULT_REFUSE=korc,user,tp_btf): put code the verifier
+ * refuses into a piece of the program, so that user space must load it
+ * without that piece (the fallbacks are named, never silent) */
+const volatile __u32 fault_refuse = 0;
+#define FAULT_REFUSE_KORC 1
+#define FAULT_REFUSE_USER 2
+#define FAULT_REFUSE_TP_BTF 4
+/* a load through a scalar: "invalid mem access", whatever the kernel */
+#define REFUSED() (*(volatile __u64 *)bpf_ktime_get_ns())
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -338,6 +357,7 @@ static __always_inline bool same_stack(const __u64 *a, long na, const __u64 *b, 
 	return true;
 }
 
+#ifdef __TARGET_ARCH_x86
 /*
  * The user stack of @task, the current task, into @buf: what the kernel's
  * perf callchain code stores for bpf_get_stack(ctx, BPF_F_USER_STACK) on
@@ -383,6 +403,16 @@ static __always_inline long user_walk(struct task_struct *task, __u64 *buf)
 	}
 	return blur(buf, n);
 }
+#else
+/*
+ * Elsewhere (arm64, ...) the kernel's helper walks every user stack: the walk
+ * above reads x86-64's registers (cs, ip, bp) and frame layout.
+ */
+static __always_inline long user_walk(struct task_struct *task, __u64 *buf)
+{
+	return -1;
+}
+#endif
 
 /* The user stack of the task switching out (current), stored: its key or 0. */
 static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, bool btf)
@@ -394,8 +424,11 @@ static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, boo
 
 	if (!buf)
 		return 0;
-	if (btf)
+	if (btf && user_walker) {
+		if (fault_refuse & FAULT_REFUSE_USER)
+			return REFUSED();
 		n = user_walk(prev, buf);
+	}
 	if (n < 0) {
 		n = bpf_get_stack(ctx, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64),
 				  BPF_F_USER_STACK);
@@ -448,6 +481,8 @@ static __always_inline __u64 kernel_stack(struct task_struct *next)
 
 	if (!buf)
 		return 0;
+	if ((fault_refuse & FAULT_REFUSE_KORC) && KORC_ON)
+		return REFUSED();
 	n = korc_task_stack(next, buf);
 	if (n < 0) {
 		n = bpf_get_task_stack(next, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64), 0);
@@ -691,6 +726,8 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+	if (fault_refuse & FAULT_REFUSE_TP_BTF)
+		return REFUSED();
 	on_switch_common(ctx, preempt, prev, next, true);
 	return 0;
 }

@@ -13,6 +13,11 @@
 #include "../util/util.h"
 #include "../util/hashmap.h"
 
+/* The BPF object walks kernel stacks itself (korc.bpf.h) on x86-64 only. */
+#if defined(__x86_64__)
+#define OFFCPU_KORC 1
+#endif
+
 /* A cached stack: frames innermost first. */
 struct cached_stack {
 	uint32_t nr;
@@ -22,6 +27,10 @@ struct cached_stack {
 struct collector {
 	struct offcpu_bpf *skel;
 	bool raw_tp;
+	/* which of offcpu's own stack walkers the loaded program uses */
+	bool korc, user_walker;
+	/* the walkers and programs that fell back, and why ("" when none) */
+	char fallbacks[768];
 	struct ring_buffer *rb;
 	struct perf_buffer *pb;
 	int (*event_fn)(const struct offcpu_event *e, void *arg);
@@ -32,8 +41,88 @@ struct collector {
 	size_t nr_stacks, cap_stacks;
 };
 
+/*
+ * libbpf's warnings while a load is attempted, kept (whatever -v says) so
+ * that a fallback can name what made the kernel refuse the program.
+ */
+static struct {
+	bool on;
+	char *buf;
+	size_t len, cap;
+} load_log;
+
+static void load_log_add(const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n <= 0 || load_log.len + (size_t)n + 1 > (4u << 20))
+		return; /* verifier logs can be long: the cause is near their end, keep 4 MiB */
+	if (load_log.len + (size_t)n + 1 > load_log.cap) {
+		size_t cap = (load_log.len + (size_t)n + 1) * 2;
+		char *b = realloc(load_log.buf, cap);
+
+		if (!b)
+			return;
+		load_log.buf = b;
+		load_log.cap = cap;
+	}
+	vsnprintf(load_log.buf + load_log.len, load_log.cap - load_log.len, fmt, ap);
+	load_log.len += (size_t)n;
+}
+
+/*
+ * The cause of the last failed load, in one line: a CO-RE relocation libbpf
+ * could not resolve, else the verifier's last word before its statistics,
+ * else @dflt.
+ */
+static void load_log_cause(char *out, size_t len, const char *dflt)
+{
+	char *p, *line, *prev = NULL, *save = NULL;
+
+	snprintf(out, len, "%s", dflt);
+	if (!load_log.buf || !load_log.len)
+		return;
+	p = strstr(load_log.buf, "failed to resolve CO-RE relocation");
+	if (p) {
+		snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
+		return;
+	}
+	for (line = strtok_r(load_log.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "processed ", 10) == 0 && prev) {
+			snprintf(out, len, "verifier: %s", prev);
+			return;
+		}
+		if (*line && strncmp(line, "verification time", 17) != 0)
+			prev = line;
+	}
+}
+
+static void load_log_reset(bool on)
+{
+	load_log.on = on;
+	load_log.len = 0;
+	if (load_log.buf)
+		load_log.buf[0] = '\0';
+	if (!on) {
+		free(load_log.buf);
+		load_log.buf = NULL;
+		load_log.cap = 0;
+	}
+}
+
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	if (load_log.on && level == LIBBPF_WARN) {
+		va_list aq;
+
+		va_copy(aq, ap);
+		load_log_add(fmt, aq);
+		va_end(aq);
+	}
 	if (level == LIBBPF_DEBUG && log_verbosity < 2)
 		return 0;
 	if (level == LIBBPF_INFO && log_verbosity < 1)
@@ -81,7 +170,11 @@ static uint64_t sysctl_u64(const char *path, uint64_t dflt)
 	return v;
 }
 
-static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
+/* Open the skeleton for one attempt: @raw_tp or tp_btf, with or without the
+ * ORC kernel stack walker (@korc, whose addresses are in @syms) and the user
+ * stack walker (@user_walker). */
+static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp, bool korc,
+				    const struct korc_syms *syms, bool user_walker)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
 	struct offcpu_bpf *skel;
@@ -109,17 +202,26 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN") || getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"))
 		pr_warn("TEST FAULT INJECTION: context switches are ignored on purpose "
 			"(OFFCPU_FAULT_SKIP_SWITCH_IN/OUT): this recording is not complete");
+	if (getenv("OFFCPU_FAULT_REFUSE")) {
+		const char *v = getenv("OFFCPU_FAULT_REFUSE");
+		static bool warned;
+
+		if (!warned)
+			pr_warn("TEST FAULT INJECTION: the verifier is made to refuse %s "
+				"(OFFCPU_FAULT_REFUSE)", v);
+		warned = true;
+		/* korc, user, tp_btf: the verifier refuses that piece (tests) */
+		skel->rodata->fault_refuse = (strstr(v, "korc") ? 1 : 0) | (strstr(v, "user") ? 2 : 0) |
+					     (strstr(v, "tp_btf") ? 4 : 0);
+	}
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"))
 		skel->rodata->fault_skip_in = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"), NULL, 10);
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"))
 		skel->rodata->fault_skip_out = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"), NULL, 10);
-	if (o->kernel_stacks && !raw_tp) {
-		char why[256];
-
-		/* without the kernel's addresses every kernel stack is the helper's */
-		if (korc_read_syms_err(&skel->rodata->korc_syms, skel->rodata->user_max_depth,
-				       why, sizeof(why)))
-			pr_info("kernel stacks are walked by the kernel's helper: %s", why);
+	skel->rodata->user_walker = user_walker;
+#ifdef OFFCPU_KORC
+	if (korc) {
+		skel->rodata->korc_syms = *syms;
 		/* the ORC cache is per CPU, 16 bytes an entry: 16384 entries a CPU
 		 * up to 32 CPUs, then fewer, 8 MiB in all, but 1024 at least */
 		skel->rodata->korc_syms.cache_bits = 14;
@@ -128,7 +230,11 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp)
 			skel->rodata->korc_syms.cache_bits--;
 		bpf_map__set_max_entries(skel->maps.korc_orc_cache,
 					 1u << skel->rodata->korc_syms.cache_bits);
+	} else {
+		/* walker off (korc_syms.enabled == 0): its cache is not used */
+		bpf_map__set_max_entries(skel->maps.korc_orc_cache, 1);
 	}
+#endif
 	skel->rodata->state_mask = o->state_mask;
 	skel->rodata->has_prev_state = switch_has_prev_state(o->btf_path);
 	skel->rodata->thresh_ns = o->thresh_ns;
@@ -237,6 +343,151 @@ static int open_output(struct collector *c, const struct collector_opts *o)
 	return c->pb ? 0 : -errno;
 }
 
+/* Append one fallback to c->fallbacks. */
+static void add_fallback(struct collector *c, const char *what, const char *why)
+{
+	size_t len = strlen(c->fallbacks);
+
+	snprintf(c->fallbacks + len, sizeof(c->fallbacks) - len, "%s%s (%s)", len ? "; " : "", what,
+		 why);
+}
+
+/* Log what the kernel's verifier checked of each loaded program. */
+static void log_verified(struct collector *c)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, c->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			pr_info("verified %s: %u instructions processed, %u loaded",
+				bpf_program__name(p), info.verified_insns,
+				info.xlated_prog_len / 8);
+	}
+}
+
+/* Try to load the skeleton for one configuration; on failure, its cause. */
+static int try_load(struct collector *c, const struct collector_opts *o, bool korc,
+		    const struct korc_syms *syms, bool user_walker, char *cause, size_t len)
+{
+	int err;
+
+	c->skel = open_skel(o, c->raw_tp, korc, syms, user_walker);
+	if (!c->skel) {
+		err = -errno;
+		snprintf(cause, len, "cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	load_log_reset(true);
+	err = offcpu_bpf__load(c->skel);
+	if (err)
+		load_log_cause(cause, len, strerror(-err));
+	load_log_reset(false);
+	if (!err)
+		return 0;
+	offcpu_bpf__destroy(c->skel);
+	c->skel = NULL;
+	return err;
+}
+
+/*
+ * Load the collector, giving up as little as a kernel makes necessary: a
+ * kernel whose verifier or BTF refuses offcpu's ORC kernel stack walker or
+ * its user stack walker loses only that walker (the kernel's helper walks
+ * instead); tp_btf is given up for raw_tp (user stacks only) only when it
+ * loads with neither. The configurations are tried from the fullest down,
+ * and each piece left out is kept in c->fallbacks with the cause that the
+ * configuration with only it added back failed with.
+ */
+static int load(struct collector *c, const struct collector_opts *o)
+{
+	struct korc_syms syms = { 0 };
+	/* cause[korc][user walker] of each configuration that failed */
+	char cause[2][2][320] = { { "", "" }, { "", "" } }, korc_pre[256] = "", why[400];
+	bool can_korc = false, can_user = !c->raw_tp && o->user_stacks;
+	int err = -EINVAL, k, u, i;
+
+#ifdef OFFCPU_KORC
+	if (o->kernel_stacks && !c->raw_tp) {
+		uint64_t depth = sysctl_u64("/proc/sys/kernel/perf_event_max_stack",
+					    OFFCPU_MAX_STACK_DEPTH);
+
+		/* without the kernel's addresses or a known orc_entry layout
+		 * every kernel stack is the helper's */
+		if (korc_check_btf(o->btf_path, korc_pre, sizeof(korc_pre)) == 0 &&
+		    korc_read_syms_err(&syms, depth, korc_pre, sizeof(korc_pre)) == 0)
+			can_korc = true;
+	}
+#else
+	if (o->kernel_stacks)
+		pr_info("kernel stacks are walked by the kernel's helper (no BPF walker for this architecture)");
+#endif
+	/* (korc, user walker): both, without korc, without the user walker, neither */
+	for (i = 0; i < 4; i++) {
+		k = !(i & 1);
+		u = !(i & 2);
+		if ((k && !can_korc) || (!u && !can_user) || (!k && !u && !can_korc && !can_user))
+			continue;
+		err = try_load(c, o, k, &syms, u, cause[k][u], sizeof(cause[k][u]));
+		if (!err || err == -EPERM)
+			break;
+		pr_info("the program did not load%s%s: %s", k ? " with the ORC kernel stack walker" : "",
+			u && can_user ? (k ? " and the user stack walker" : " with the user stack walker") : "",
+			cause[k][u]);
+	}
+	if (!err) {
+		c->korc = k;
+		c->user_walker = !c->raw_tp && u;
+		if (o->kernel_stacks && !c->raw_tp && !k) {
+			if (can_korc)
+				snprintf(why, sizeof(why), "it did not load: %.320s", cause[1][u]);
+			else
+				snprintf(why, sizeof(why), "%s", korc_pre);
+#ifdef OFFCPU_KORC
+			add_fallback(c, "the ORC kernel stack walker is off, the kernel's helper walks "
+					"kernel stacks", why);
+#endif
+		}
+		if (can_user && !u) {
+			snprintf(why, sizeof(why), "it did not load: %.320s", cause[k][1]);
+			add_fallback(c, "the user stack walker is off, the kernel's helper walks user stacks",
+				     why);
+		}
+		log_verified(c);
+		return 0;
+	}
+	/* what the fullest configuration failed with says the most */
+	for (i = 0; i < 4 && !cause[!(i & 1)][!(i & 2)][0]; i++)
+		;
+	snprintf(why, sizeof(why), "%.320s", i < 4 ? cause[!(i & 1)][!(i & 2)] : strerror(-err));
+	if (err == -EPERM || c->raw_tp) {
+		pr_err("failed to load BPF programs: %s%s", why,
+		       log_verbosity ? "" : " (run with -v for the verifier log)");
+		return err;
+	}
+	if (o->kernel_stacks) {
+		/* the raw_tp fallback cannot read kernel stacks: never drop them silently */
+		pr_err("kernel stacks need tp_btf/sched_switch, which did not load: %s%s", why,
+		       log_verbosity ? "" : " (run with -v for the verifier log)");
+		return err;
+	}
+	pr_info("tp_btf/sched_switch did not load (%s); falling back to raw_tp", why);
+	c->raw_tp = true;
+	err = try_load(c, o, false, &syms, true, cause[0][0], sizeof(cause[0][0]));
+	if (err) {
+		pr_err("failed to load BPF programs: %s%s", cause[0][0],
+		       log_verbosity ? "" : " (run with -v for the verifier log)");
+		return err;
+	}
+	add_fallback(c, "raw_tp: tp_btf/sched_switch did not load, the kernel's helper walks user "
+			"stacks", why);
+	log_verified(c);
+	return 0;
+}
+
 struct collector *collector__open(const struct collector_opts *o)
 {
 	struct collector *c = calloc(1, sizeof(*c));
@@ -246,33 +497,9 @@ struct collector *collector__open(const struct collector_opts *o)
 		return NULL;
 	libbpf_set_print(libbpf_log);
 	c->raw_tp = o->force_raw_tp;
-	for (;;) {
-		c->skel = open_skel(o, c->raw_tp);
-		if (!c->skel) {
-			err = -errno;
-			pr_err("failed to open BPF object: %s", strerror(-err));
-			goto fail;
-		}
-		err = offcpu_bpf__load(c->skel);
-		if (!err)
-			break;
-		offcpu_bpf__destroy(c->skel);
-		c->skel = NULL;
-		if (o->kernel_stacks) {
-			/* the raw_tp fallback cannot read kernel stacks: never drop them silently */
-			pr_err("kernel stacks need tp_btf/sched_switch, which did not load: %s%s",
-			       strerror(-err), log_verbosity ? "" : " (run with -v for the verifier log)");
-			goto fail;
-		}
-		if (c->raw_tp || err == -EPERM) {
-			pr_err("failed to load BPF programs: %s%s", strerror(-err),
-			       log_verbosity ? "" : " (run with -v for the verifier log)");
-			goto fail;
-		}
-		pr_info("tp_btf/sched_switch did not load (%s); falling back to raw_tp",
-			strerror(-err));
-		c->raw_tp = true;
-	}
+	err = load(c, o);
+	if (err)
+		goto fail;
 	err = fill_filters(c, o);
 	if (err) {
 		pr_err("failed to fill BPF filter maps: %s", strerror(-err));
@@ -315,6 +542,11 @@ bool collector__follows(struct collector *c, int tgid)
 const char *collector__attach_kind(const struct collector *c)
 {
 	return c->raw_tp ? "raw_tp" : "tp_btf";
+}
+
+const char *collector__fallbacks(const struct collector *c)
+{
+	return c->fallbacks[0] ? c->fallbacks : NULL;
 }
 
 void collector__detach(struct collector *c)

@@ -43,6 +43,13 @@ int collector__add_workload(struct collector *c, int tgid);
 bool collector__follows(struct collector *c, int tgid);
 /* Which attach path is in use: "tp_btf" or "raw_tp". */
 const char *collector__attach_kind(const struct collector *c);
+/*
+ * What fell back on this kernel, with the cause of each, in one line:
+ * tp_btf/sched_switch for raw_tp, or offcpu's own kernel or user stack walker
+ * for the kernel's helper; NULL when nothing did (--raw-tp, asked for, is not
+ * a fallback). Never silent: record prints it at the start and in the summary.
+ */
+const char *collector__fallbacks(const struct collector *c);
 /* Detach the programs: no block is counted after this. */
 void collector__detach(struct collector *c);
 

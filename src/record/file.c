@@ -70,6 +70,7 @@ void print_summary(struct record *r, uint64_t file_size)
 		.file_size = file_size,
 		.verify_stacks = r->o.verify_stacks,
 		.kernel_stacks = r->o.stacks & STACKS_KERNEL,
+		.fallbacks = collector__fallbacks(r->coll),
 	};
 
 	all_counters(r, cnt);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <errno.h>
 #include <stdint.h>
+#include <bpf/btf.h>
 #include "korc.h"
 
 /* sizeof(struct orc_entry) on x86-64 (s16, s16, 16 bits of bitfields, packed) */
@@ -34,7 +35,8 @@ static const struct want wants[] = {
 	W("__sched_text_end", sched_end, 1),
 	W("__lock_text_start", lock_start, 1),
 	W("__lock_text_end", lock_end, 1),
-	W("ret_from_fork_asm", ret_from_fork_asm, 1),
+	/* required, but ret_from_fork stands in for it (see below) */
+	W("ret_from_fork_asm", ret_from_fork_asm, 0),
 	W("return_to_handler", return_to_handler, 0),
 	W("arch_rethook_trampoline", rethook_tramp, 0),
 	W("__kretprobe_trampoline", kretprobe_tramp, 0),
@@ -53,6 +55,10 @@ static int fail(struct korc_syms *out, char *errbuf, size_t errlen, const char *
 int korc_read_syms_err(struct korc_syms *out, uint64_t max_depth, char *errbuf, size_t errlen)
 {
 	int found[NWANTS] = { 0 };
+	/* older kernels (6.1) enter a new task at ret_from_fork itself; newer
+	 * ones renamed that ret_from_fork_asm, and ret_from_fork is the C
+	 * function it calls */
+	unsigned long long ret_from_fork = 0;
 	char line[512];
 	FILE *f;
 	size_t i;
@@ -75,6 +81,8 @@ int korc_read_syms_err(struct korc_syms *out, uint64_t max_depth, char *errbuf, 
 		if (name[0] != '_' && name[0] != 'r' && name[0] != 'a')
 			continue; /* no wanted name starts otherwise */
 		name[strcspn(name, " \t\n")] = '\0';
+		if (!ret_from_fork && strcmp(name, "ret_from_fork") == 0)
+			ret_from_fork = addr;
 		for (i = 0; i < NWANTS; i++) {
 			if (!found[i] && strcmp(name, wants[i].name) == 0) {
 				*(__u64 *)((char *)out + wants[i].off) = addr;
@@ -84,6 +92,11 @@ int korc_read_syms_err(struct korc_syms *out, uint64_t max_depth, char *errbuf, 
 	}
 	fclose(f);
 
+	if (!out->ret_from_fork_asm)
+		out->ret_from_fork_asm = ret_from_fork;
+	if (!out->ret_from_fork_asm)
+		return fail(out, errbuf, errlen, "kallsyms: %s missing or zero (not root, kptr_restrict?)",
+			    "ret_from_fork_asm (or ret_from_fork)");
 	for (i = 0; i < NWANTS; i++) {
 		__u64 v = *(__u64 *)((char *)out + wants[i].off);
 
@@ -104,4 +117,38 @@ int korc_read_syms_err(struct korc_syms *out, uint64_t max_depth, char *errbuf, 
 	out->thread_size = KORC_THREAD_SIZE;
 	out->enabled = 1;
 	return 0;
+}
+
+int korc_check_btf(const char *btf_path, char *errbuf, size_t errlen)
+{
+	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	const struct btf_member *m;
+	const struct btf_type *t;
+	int id, i, have_signal = 0, have_end = 0, ret = -1;
+
+	if (!btf) {
+		snprintf(errbuf, errlen, "cannot read the kernel's BTF");
+		return -1;
+	}
+	id = btf__find_by_name_kind(btf, "orc_entry", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	if (!t) {
+		snprintf(errbuf, errlen, "the kernel's BTF has no struct orc_entry (no ORC unwinder?)");
+		goto out;
+	}
+	for (i = 0, m = btf_members(t); i < btf_vlen(t); i++, m++) {
+		const char *name = btf__name_by_offset(btf, m->name_off);
+
+		have_signal |= name && strcmp(name, "signal") == 0;
+		have_end |= name && strcmp(name, "end") == 0;
+	}
+	if (t->size != KORC_ORC_ENTRY_SIZE || have_signal == have_end) {
+		snprintf(errbuf, errlen, "struct orc_entry has a layout korc does not know (%u bytes, %s)",
+			 t->size, have_signal ? "signal and end" : "neither signal nor end");
+		goto out;
+	}
+	ret = 0;
+out:
+	btf__free(btf);
+	return ret;
 }

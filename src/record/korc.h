@@ -17,4 +17,12 @@
  */
 int korc_read_syms_err(struct korc_syms *out, uint64_t max_depth, char *errbuf, size_t errlen);
 
+/*
+ * Check that the kernel's struct orc_entry (in the BTF at @btf_path, or the
+ * running kernel's) has one of the two layouts korc.bpf.h decodes: with a
+ * "signal" bit (6.4 and later) or an "end" bit (before). Returns 0, or -1
+ * with the reason in errbuf: then the walker must stay off.
+ */
+int korc_check_btf(const char *btf_path, char *errbuf, size_t errlen);
+
 #endif /* KORC_H */

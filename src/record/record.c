@@ -349,6 +349,8 @@ int cmd_record(int argc, char **argv)
 	if (!r.o.quiet && !r.have_workload && !r.o.overwrite)
 		fprintf(stderr, "offcpu: recording (%s); Ctrl-C to stop\n",
 			collector__attach_kind(r.coll));
+	if (collector__fallbacks(r.coll))
+		fprintf(stderr, "offcpu: FALLBACK: %s\n", collector__fallbacks(r.coll));
 	pr_info("attached with %s", collector__attach_kind(r.coll));
 
 	err = r.o.overwrite ? armed_loop(&r) : main_loop(&r);
