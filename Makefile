@@ -25,7 +25,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
 
-CORE_SRCS := src/util/util.c src/util/outfile.c src/util/procmaps.c src/util/kallsyms.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c \
+CORE_SRCS := src/util/util.c src/util/outfile.c src/util/procmaps.c src/util/kallsyms.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c src/perfdata/input.c \
 	src/perfdata/queue.c
 RECORD_SRCS := src/record/record.c src/record/options.c src/record/summary.c src/record/round.c src/record/events.c src/record/file.c src/record/threads.c src/record/flight.c src/record/collector.c src/record/sideband.c src/record/synth.c \
 	src/record/target.c src/record/buildids.c src/record/rings.c src/record/output.c \
@@ -94,7 +94,7 @@ unit: $(BUILD)/tests/unit $(BUILD)/tests/unit-asan
 	$(BUILD)/tests/unit && $(BUILD)/tests/unit-asan
 
 # libFuzzer target for the reader (clang, libclang-rt-14-dev); tests/integration/report.sh runs it.
-FUZZ_SRCS := src/util/util.c src/perfdata/sample.c src/perfdata/reader.c
+FUZZ_SRCS := src/util/util.c src/perfdata/sample.c src/perfdata/reader.c src/perfdata/input.c
 $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src/perfdata/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \

@@ -10,11 +10,11 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include "input.h"
 #include "reader.h"
 
 #define MAX_EVENTS 4096
 #define MAX_ATTR_SIZE 512
-#define MAX_STREAMS 4096
 
 /* Directory format: X/data's data section is stream 0, X/data.N stream N + 1. */
 struct rstream {
@@ -35,6 +35,8 @@ struct perf_reader {
 	const uint8_t *base; /* what pos and end index: data, or a data.N stream */
 	struct rstream *st;
 	size_t nr_st, cur_st;
+	struct input_stream *streams; /* data.0 ... data.N, mapped */
+	size_t nr_streams;
 	bool mapped, pipe;
 	struct perf_file_header hdr;
 	struct perf_reader_event *events;
@@ -341,343 +343,32 @@ static int open_file_mode(struct perf_reader *r)
 	return 0;
 }
 
-/* Read from @fd until @buf holds @want bytes or the input ends. */
-static int read_upto(int fd, uint8_t **buf, size_t *cap, size_t *len, size_t want)
-{
-	while (*len < want) {
-		ssize_t n;
-
-		if (*len == *cap) {
-			size_t ncap = *cap * 2;
-			uint8_t *nb;
-
-			if (ncap < *cap) /* overflow */
-				return -EFBIG;
-			nb = realloc(*buf, ncap);
-			if (!nb)
-				return -ENOMEM;
-			*buf = nb;
-			*cap = ncap;
-		}
-		n = read(fd, *buf + *len, *cap - *len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		*len += (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * Read a stream (stdin, a fifo, a device) into memory, checking as it goes,
- * so that something that is not perf.data is refused after a few bytes, not
- * read to its end (-i /dev/zero): the 16-byte header first; in pipe mode
- * every record header (a size under 8 ends the reading and is reported by
- * the parser); in file mode no more than the header says the file holds.
- */
-static int slurp_fd(struct perf_reader *r, int fd)
-{
-	size_t cap = 1 << 20, len = 0, want;
-	uint8_t *buf = malloc(cap);
-	uint64_t magic = 0, hsize = 0;
-	int err;
-
-	if (!buf)
-		return -ENOMEM;
-	err = read_upto(fd, &buf, &cap, &len, 16);
-	if (err)
-		goto out;
-	if (len >= 16) {
-		memcpy(&magic, buf, 8);
-		memcpy(&hsize, buf + 8, 8);
-	}
-	if (magic != PERF_MAGIC2)
-		goto out; /* reader_init() says what is wrong */
-	if (hsize == sizeof(struct perf_pipe_file_header)) {
-		size_t pos = 16; /* next record */
-
-		for (;;) {
-			struct perf_event_header h;
-			size_t before = len;
-
-			/* check the records read so far, then read another chunk */
-			while (pos + sizeof(h) <= len) {
-				memcpy(&h, buf + pos, sizeof(h));
-				if (h.size < sizeof(h))
-					goto out;
-				pos += h.size;
-			}
-			err = read_upto(fd, &buf, &cap, &len, len + (1 << 20));
-			if (err || len == before)
-				goto out;
-		}
-	}
-	if (hsize == sizeof(struct perf_file_header)) {
-		struct perf_file_header h;
-		uint64_t end;
-		int bits = 0, i;
-
-		err = read_upto(fd, &buf, &cap, &len, sizeof(h));
-		if (err || len < sizeof(h))
-			goto out;
-		memcpy(&h, buf, sizeof(h));
-		for (i = 0; i < 4; i++)
-			bits += __builtin_popcountll(h.features[i]);
-		end = h.data.offset + h.data.size;
-		if (end < h.data.offset || h.attrs.offset + h.attrs.size > end)
-			goto out; /* implausible: the parser refuses it */
-		end += (uint64_t)bits * sizeof(struct perf_file_section);
-		want = end > SIZE_MAX ? SIZE_MAX : (size_t)end;
-		err = read_upto(fd, &buf, &cap, &len, want);
-		if (err || len < want)
-			goto out;
-		/* the feature sections the index points at */
-		for (i = 0; i < bits; i++) {
-			struct perf_file_section sec;
-			size_t at = (size_t)(h.data.offset + h.data.size) + (size_t)i * sizeof(sec);
-
-			memcpy(&sec, buf + at, sizeof(sec));
-			if (sec.offset + sec.size >= sec.offset && sec.offset + sec.size > end &&
-			    sec.size < (1ULL << 30))
-				end = sec.offset + sec.size;
-		}
-		want = end > SIZE_MAX ? SIZE_MAX : (size_t)end;
-		err = read_upto(fd, &buf, &cap, &len, want);
-	}
-out:
-	if (err) {
-		free(buf);
-		return err;
-	}
-	r->data = buf;
-	r->size = len;
-	r->mapped = false;
-	return 0;
-}
-
-/*
- * A mapped file that shrinks under the reader (truncated by another process)
- * raises SIGBUS on the next access past its new end. The handler turns that
- * into a clear error instead of a crash: it knows which file each mapping is.
- */
-#define MAX_GUARDED 64
-static struct {
-	const uint8_t *start;
-	size_t size;
-	char path[256];
-} guarded[MAX_GUARDED];
-static bool guard_installed;
-
-static void on_sigbus(int sig, siginfo_t *si, void *uc)
-{
-	const uint8_t *a = si->si_addr;
-	size_t i;
-
-	(void)uc;
-	for (i = 0; i < MAX_GUARDED; i++) {
-		if (guarded[i].start && a >= guarded[i].start &&
-		    a < guarded[i].start + guarded[i].size) {
-			static const char pre[] = "offcpu: error: ", post[] =
-				" shrank while it was being read (truncated by another process?)\n";
-
-			if (write(2, pre, sizeof(pre) - 1) < 0 ||
-			    write(2, guarded[i].path, strlen(guarded[i].path)) < 0 ||
-			    write(2, post, sizeof(post) - 1) < 0)
-				_exit(1);
-			_exit(1);
-		}
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void guard_map(const void *start, size_t size, const char *path)
-{
-	size_t i;
-
-	if (!guard_installed) {
-		struct sigaction sa = { 0 };
-
-		sa.sa_sigaction = on_sigbus;
-		sa.sa_flags = SA_SIGINFO;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGBUS, &sa, NULL);
-		guard_installed = true;
-	}
-	for (i = 0; i < MAX_GUARDED; i++) {
-		if (!guarded[i].start) {
-			snprintf(guarded[i].path, sizeof(guarded[i].path), "%s", path);
-			guarded[i].size = size;
-			guarded[i].start = start; /* last: the handler reads it first */
-			return;
-		}
-	}
-}
-
-static void unguard_map(const void *start)
-{
-	size_t i;
-
-	for (i = 0; i < MAX_GUARDED; i++)
-		if (guarded[i].start == start)
-			guarded[i].start = NULL;
-}
-
-/*
- * perf's rule: a file owned by another user (not root) may have been planted
- * or changed by them; it is read only with -f.
- */
-static int check_owner(const struct stat *st, const char *path, unsigned flags, char *err,
-		       size_t errlen)
-{
-	if ((flags & PERF_READER_FORCE) || !st->st_uid || st->st_uid == geteuid())
-		return 0;
-	snprintf(err, errlen, "%s is owned by user %u, not by the current user or root (-f reads "
-		 "it anyway)", path, (unsigned)st->st_uid);
-	return -EPERM;
-}
-
-static int map_file(const char *path, const uint8_t **data, size_t *size, unsigned flags,
-		    char *err, size_t errlen)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
-	void *m;
-
-	if (fd < 0) {
-		e = -errno;
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return e;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		snprintf(err, errlen, "cannot read %s: not a regular file", path);
-		return -EINVAL;
-	}
-	e = check_owner(&st, path, flags, err, errlen);
-	if (e) {
-		close(fd);
-		return e;
-	}
-	*size = (size_t)st.st_size;
-	*data = NULL;
-	if (st.st_size > 0) {
-		m = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m == MAP_FAILED) {
-			e = -errno;
-			close(fd);
-			snprintf(err, errlen, "cannot map %s: %s", path, strerror(-e));
-			return e;
-		}
-		*data = m;
-		guard_map(m, *size, path);
-	}
-	close(fd);
-	return 0;
-}
-
-/* data.N: N in decimal without leading zeros; -1 for any other name. */
-static long stream_number(const char *name)
-{
-	const char *p = name + 5;
-	long n = 0;
-
-	if (strncmp(name, "data.", 5) || !*p || (p[0] == '0' && p[1]))
-		return -1;
-	for (; *p; p++) {
-		if (*p < '0' || *p > '9' || n > MAX_STREAMS)
-			return -1;
-		n = n * 10 + (*p - '0');
-	}
-	return n;
-}
-
-/*
- * X/data.0 ... X/data.N next to X/data, merged with its data section by
- * time. A directory whose streams are not exactly data.0 to data.N (one
- * missing, renamed or a copy of another) would give wrong totals without a
- * word: it is refused unless PERF_READER_FORCE, which reads what is there.
- */
+/* X/data.0 ... X/data.N next to X/data (input.c checks they are all there), merged by time. */
 static int open_streams(struct perf_reader *r, const char *dir, unsigned flags, char *err,
 			size_t errlen)
 {
-	char path[4096], problem[512] = "";
-	bool *present = NULL;
-	long n, max = -1;
-	struct dirent *de;
-	size_t i, j;
-	DIR *d;
-	int e = 0;
+	struct input_stream *v;
+	size_t n, i;
+	int e;
 
 	if (!r->feat[FEAT_DIR_FORMAT].size)
 		return 0; /* as perf: without DIR_FORMAT, data.N are not part of the file */
-	r->st = calloc(MAX_STREAMS + 1, sizeof(*r->st));
-	present = calloc(MAX_STREAMS + 1, sizeof(*present));
-	d = opendir(dir);
-	if (!r->st || !present || !d) {
-		e = d ? -ENOMEM : -errno;
-		snprintf(err, errlen, "cannot read %s: %s", dir, strerror(-e));
-		goto out;
+	e = input__streams(dir, flags, &v, &n, err, errlen);
+	if (e)
+		return e;
+	r->st = calloc(n + 1, sizeof(*r->st));
+	if (!r->st) {
+		input__free_streams(v, n);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "data.", 5))
-			continue;
-		n = stream_number(de->d_name);
-		if (n < 0 || n >= MAX_STREAMS) {
-			if (!problem[0])
-				snprintf(problem, sizeof(problem), "%s is not a stream name (data.0 to "
-					 "data.%d)", de->d_name, MAX_STREAMS - 1);
-			continue;
-		}
-		present[n] = true;
-		if (n > max)
-			max = n;
-	}
-	for (n = 0; n <= max && !problem[0]; n++)
-		if (!present[n])
-			snprintf(problem, sizeof(problem), "data.%ld is missing, though data.%ld is "
-				 "there", n, max);
+	r->streams = v;
+	r->nr_streams = n;
 	r->st[0] = (struct rstream){ r->data, r->size, r->pos, r->end, 0, false };
-	r->nr_st = 1;
-	for (n = 0; n <= max; n++) {
-		struct rstream *s = &r->st[r->nr_st];
-
-		if (!present[n])
-			continue;
-		snprintf(path, sizeof(path), "%s/data.%ld", dir, n);
-		e = map_file(path, &s->data, &s->size, flags, err, errlen);
-		if (e)
-			goto out;
-		s->pos = 0;
-		s->end = s->size;
-		r->nr_st++;
-	}
-	/* a stream that is a byte-for-byte copy of another counts its time twice */
-	for (i = 1; i < r->nr_st && !problem[0]; i++)
-		for (j = i + 1; j < r->nr_st && !problem[0]; j++)
-			if (r->st[i].size && r->st[i].size == r->st[j].size &&
-			    !memcmp(r->st[i].data, r->st[j].data, r->st[i].size))
-				snprintf(problem, sizeof(problem), "data.%zu is a byte-for-byte "
-					 "copy of data.%zu", j - 1, i - 1);
-	if (problem[0]) {
-		if (!(flags & PERF_READER_FORCE)) {
-			snprintf(err, errlen, "%s: %s; the recording is incomplete or altered (-f "
-				 "reads what is there)", dir, problem);
-			e = -EINVAL;
-			goto out;
-		}
-		fprintf(stderr, "offcpu: warning: %s: %s; reading what is there (-f)\n", dir,
-			problem);
-	}
-out:
-	if (d)
-		closedir(d);
-	free(present);
-	return e;
+	for (i = 0; i < n; i++)
+		r->st[i + 1] = (struct rstream){ v[i].data, v[i].size, 0, v[i].size, 0, false };
+	r->nr_st = n + 1;
+	return 0;
 }
 
 static int reader_init(struct perf_reader *r, const char *path, const char *dir, unsigned flags,
@@ -696,7 +387,7 @@ struct perf_reader *perf_reader__open(const char *path, unsigned flags, char *er
 		return NULL;
 	}
 	if (!strcmp(path, "-")) {
-		e = slurp_fd(r, 0);
+		e = input__slurp(0, &r->data, &r->size);
 	} else {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st)) {
@@ -714,7 +405,7 @@ struct perf_reader *perf_reader__open(const char *path, unsigned flags, char *er
 				goto fail;
 			}
 		}
-		if (S_ISREG(st.st_mode) && check_owner(&st, path, flags, err, errlen))
+		if (S_ISREG(st.st_mode) && input__check_owner(&st, path, flags, err, errlen))
 			goto fail;
 		if (S_ISREG(st.st_mode) && st.st_size > 0) {
 			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -726,9 +417,9 @@ struct perf_reader *perf_reader__open(const char *path, unsigned flags, char *er
 			r->data = m;
 			r->size = (size_t)st.st_size;
 			r->mapped = true;
-			guard_map(m, r->size, path);
+			input__guard(m, r->size, path);
 		} else {
-			e = slurp_fd(r, fd);
+			e = input__slurp(fd, &r->data, &r->size);
 		}
 		close(fd);
 		fd = -1;
@@ -813,15 +504,10 @@ void perf_reader__close(struct perf_reader *r)
 	free(r->idx);
 	for (i = 0; i < FEAT_MAX; i++)
 		free(r->pipe_feat[i]);
-	for (i = 1; i < r->nr_st; i++) {
-		if (r->st[i].size) {
-			unguard_map(r->st[i].data);
-			munmap((void *)r->st[i].data, r->st[i].size);
-		}
-	}
+	input__free_streams(r->streams, r->nr_streams);
 	free(r->st);
 	if (r->mapped) {
-		unguard_map(r->data);
+		input__unguard(r->data);
 		munmap((void *)r->data, r->size);
 	}
 	else
