@@ -81,7 +81,6 @@ struct profile {
 	struct hashmap row_idx;
 	uint64_t lost_records, lost_samples;
 	uint64_t first_time, last_time;
-	bool has_state;
 };
 
 int profile__init(struct profile *p, uint32_t nr_events);
