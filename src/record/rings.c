@@ -20,6 +20,7 @@ struct ring {
 struct perf_rings {
 	struct perf_event_attr attr;
 	bool overwrite;
+	bool borrowed; /* perf_rings__wrap(): the memory is the caller's */
 	struct ring *rings;
 	size_t nr;
 	uint64_t *ids;
@@ -165,14 +166,16 @@ long perf_rings__snapshot(struct perf_rings *r,
 	size_t i;
 
 	for (i = 0; i < r->nr; i++)
-		ioctl(r->rings[i].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1);
+		if (r->rings[i].fd >= 0)
+			ioctl(r->rings[i].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1);
 	for (i = 0; i < r->nr && n >= 0; i++) {
 		n = read_backward(r, &r->rings[i], fn, arg);
 		if (n > 0)
 			total += n;
 	}
 	for (i = 0; i < r->nr; i++)
-		ioctl(r->rings[i].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+		if (r->rings[i].fd >= 0)
+			ioctl(r->rings[i].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
 	return n < 0 ? n : total;
 }
 
@@ -263,6 +266,28 @@ long perf_rings__read_one(struct perf_rings *r, size_t i,
 	return i < r->nr ? read_ring(r, &r->rings[i], fn, arg) : 0;
 }
 
+struct perf_rings *perf_rings__wrap(void *base, size_t page, size_t size, bool overwrite)
+{
+	struct perf_rings *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->rings = calloc(1, sizeof(*r->rings));
+	r->ids = calloc(1, sizeof(*r->ids));
+	if (!r->rings || !r->ids || !(r->rings[0].copy = malloc(65536))) {
+		perf_rings__free(r);
+		return NULL;
+	}
+	r->borrowed = true;
+	r->overwrite = overwrite;
+	r->page = page;
+	r->nr = 1;
+	r->rings[0].fd = -1;
+	r->rings[0].base = base;
+	r->rings[0].size = size;
+	return r;
+}
+
 void perf_rings__free(struct perf_rings *r)
 {
 	size_t i;
@@ -270,9 +295,10 @@ void perf_rings__free(struct perf_rings *r)
 	if (!r)
 		return;
 	for (i = 0; i < r->nr; i++) {
-		if (r->rings[i].base)
+		if (r->rings[i].base && !r->borrowed)
 			munmap(r->rings[i].base, r->rings[i].size + r->page);
-		close(r->rings[i].fd);
+		if (r->rings[i].fd >= 0)
+			close(r->rings[i].fd);
 		free(r->rings[i].copy);
 	}
 	free(r->rings);

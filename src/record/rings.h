@@ -6,6 +6,7 @@
 #ifndef OFFCPU_RINGS_H
 #define OFFCPU_RINGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
@@ -41,6 +42,12 @@ long perf_rings__read(struct perf_rings *r, int (*fn)(const struct perf_event_he
 /* The same for ring @i only. */
 long perf_rings__read_one(struct perf_rings *r, size_t i,
 			  int (*fn)(const struct perf_event_header *rec, void *arg), void *arg);
+/*
+ * For tests: one ring over memory the caller laid out as the kernel does (a
+ * struct perf_event_mmap_page in @page bytes, then @size bytes of data, a
+ * power of two), read forward or, with @overwrite, backward from data_head.
+ */
+struct perf_rings *perf_rings__wrap(void *base, size_t page, size_t size, bool overwrite);
 void perf_rings__free(struct perf_rings *r);
 
 #endif
