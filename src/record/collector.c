@@ -402,7 +402,7 @@ static int try_load(struct collector *c, const struct collector_opts *o, bool ko
  * and each piece left out is kept in c->fallbacks with the cause that the
  * configuration with only it added back failed with.
  */
-static int load(struct collector *c, const struct collector_opts *o)
+static int load(struct collector *c, const struct collector_opts *o, char *msg, size_t len)
 {
 	struct korc_syms syms = { 0 };
 	/* cause[korc][user walker] of each configuration that failed */
@@ -464,22 +464,22 @@ static int load(struct collector *c, const struct collector_opts *o)
 		;
 	snprintf(why, sizeof(why), "%.320s", i < 4 ? cause[!(i & 1)][!(i & 2)] : strerror(-err));
 	if (err == -EPERM || c->raw_tp) {
-		pr_err("failed to load BPF programs: %s%s", why,
-		       log_verbosity ? "" : " (run with -v for the verifier log)");
+		snprintf(msg, len, "failed to load BPF programs: %s%s", why,
+			 log_verbosity ? "" : " (run with -v for the verifier log)");
 		return err;
 	}
 	if (o->kernel_stacks) {
 		/* the raw_tp fallback cannot read kernel stacks: never drop them silently */
-		pr_err("kernel stacks need tp_btf/sched_switch, which did not load: %s%s", why,
-		       log_verbosity ? "" : " (run with -v for the verifier log)");
+		snprintf(msg, len, "kernel stacks need tp_btf/sched_switch, which did not load: %s%s",
+			 why, log_verbosity ? "" : " (run with -v for the verifier log)");
 		return err;
 	}
 	pr_info("tp_btf/sched_switch did not load (%s); falling back to raw_tp", why);
 	c->raw_tp = true;
 	err = try_load(c, o, false, &syms, true, cause[0][0], sizeof(cause[0][0]));
 	if (err) {
-		pr_err("failed to load BPF programs: %s%s", cause[0][0],
-		       log_verbosity ? "" : " (run with -v for the verifier log)");
+		snprintf(msg, len, "failed to load BPF programs: %s%s", cause[0][0],
+			 log_verbosity ? "" : " (run with -v for the verifier log)");
 		return err;
 	}
 	add_fallback(c, "raw_tp: tp_btf/sched_switch did not load, the kernel's helper walks user "
@@ -488,31 +488,37 @@ static int load(struct collector *c, const struct collector_opts *o)
 	return 0;
 }
 
-struct collector *collector__open(const struct collector_opts *o)
+struct collector *collector__open(const struct collector_opts *o, char *msg, size_t len)
 {
 	struct collector *c = calloc(1, sizeof(*c));
 	int err;
 
-	if (!c)
+	if (!c) {
+		snprintf(msg, len, "out of memory");
 		return NULL;
+	}
 	libbpf_set_print(libbpf_log);
 	c->raw_tp = o->force_raw_tp;
-	err = load(c, o);
-	if (err)
+	msg[0] = 0;
+	err = load(c, o, msg, len);
+	if (err) {
+		if (!msg[0])
+			snprintf(msg, len, "failed to load BPF programs: %s", strerror(-err));
 		goto fail;
+	}
 	err = fill_filters(c, o);
 	if (err) {
-		pr_err("failed to fill BPF filter maps: %s", strerror(-err));
+		snprintf(msg, len, "failed to fill BPF filter maps: %s", strerror(-err));
 		goto fail;
 	}
 	err = open_output(c, o);
 	if (err) {
-		pr_err("failed to set up the BPF output buffer: %s", strerror(-err));
+		snprintf(msg, len, "failed to set up the BPF output buffer: %s", strerror(-err));
 		goto fail;
 	}
 	err = offcpu_bpf__attach(c->skel);
 	if (err) {
-		pr_err("failed to attach sched_switch: %s", strerror(-err));
+		snprintf(msg, len, "failed to attach sched_switch: %s", strerror(-err));
 		goto fail;
 	}
 	return c;

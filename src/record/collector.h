@@ -35,8 +35,11 @@ struct collector_opts {
 
 struct collector;
 
-/* Open, load and attach. Returns NULL with errno set; the error is logged. */
-struct collector *collector__open(const struct collector_opts *opts);
+/*
+ * Open, load and attach. Returns NULL with errno set and @msg saying what
+ * failed; nothing is printed but libbpf's log with -v.
+ */
+struct collector *collector__open(const struct collector_opts *opts, char *msg, size_t len);
 /* Track a workload child from its next exec on. */
 int collector__add_workload(struct collector *c, int tgid);
 /* Whether the collector records process @tgid (filter mode). */

@@ -96,6 +96,7 @@ int open_oncpu(struct record *r, int cgroup_fd)
 	struct perf_event_attr *a = &r->oncpu_attr;
 	int *cpus = NULL, err;
 	size_t nr = 0;
+	char msg[256];
 
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -121,10 +122,16 @@ int open_oncpu(struct record *r, int cgroup_fd)
 	if (r->o.overwrite && cgroup_fd >= 0)
 		pr_warn("--overwrite samples on-CPU on every task; -G filters them when written");
 	r->oncpu = r->o.overwrite ?
-		perf_rings__open_overwrite(a, cpus, nr, r->o.mmap_pages, ONCPU_EVENT_NAME) :
-		perf_rings__open(a, cpus, nr, r->o.mmap_pages, cgroup_fd, ONCPU_EVENT_NAME);
+		perf_rings__open_overwrite(a, cpus, nr, r->o.mmap_pages, ONCPU_EVENT_NAME, msg,
+					   sizeof(msg)) :
+		perf_rings__open(a, cpus, nr, r->o.mmap_pages, cgroup_fd, ONCPU_EVENT_NAME, msg,
+				 sizeof(msg));
 	free(cpus);
-	return r->oncpu ? 0 : -errno;
+	if (r->oncpu)
+		return 0;
+	err = -errno;
+	pr_err("%s", msg);
+	return err;
 }
 
 /* Events first: pipe mode needs them before any record. */

@@ -34,9 +34,13 @@ int open_bpf_output(struct record *r, struct collector_opts *co)
 	int *cpus = NULL, *fds;
 	size_t nr = 0, i;
 	int err = online_cpus(&cpus, &nr);
+	char msg[256];
 
-	if (err)
+	if (err) {
+		pr_err("the flight recorder's buffers: cannot list the online cpus: %s",
+		       strerror(-err));
 		return err;
+	}
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = PERF_TYPE_SOFTWARE;
@@ -44,13 +48,17 @@ int open_bpf_output(struct record *r, struct collector_opts *co)
 	a->sample_period = 1;
 	a->sample_type = PERF_SAMPLE_RAW;
 	a->wakeup_events = 1 << 30; /* nobody waits on these */
-	r->bpf_out = perf_rings__open_overwrite(a, cpus, nr, r->o.mmap_pages * 4, "BPF output");
+	r->bpf_out = perf_rings__open_overwrite(a, cpus, nr, r->o.mmap_pages * 4, "BPF output", msg,
+						sizeof(msg));
 	if (!r->bpf_out) {
+		err = -errno;
+		pr_err("the flight recorder's buffers: %s", msg);
 		free(cpus);
-		return -errno;
+		return err;
 	}
 	fds = malloc(nr * sizeof(*fds));
 	if (!fds) {
+		pr_err("the flight recorder's buffers: out of memory");
 		free(cpus);
 		return -ENOMEM;
 	}

@@ -94,15 +94,11 @@ int output__open_stream(struct output *o, int i)
 static void prune(struct output *o)
 {
 	while (o->max_files && o->nr_kept > o->max_files) {
-		int err = outfile__remove_ref(&o->kept[0]);
-
-		if (!err) {
+		/* one that is no longer the file offcpu wrote is left alone, and counted */
+		if (!outfile__remove_ref(&o->kept[0]))
 			o->removed++;
-		} else {
+		else
 			o->vanished++;
-			pr_warn("left %s alone: %s", o->kept[0].name,
-				err == -ESTALE ? "it is no longer the file offcpu wrote" : strerror(-err));
-		}
 		outfile__ref_free(&o->kept[0]);
 		memmove(o->kept, o->kept + 1, (o->nr_kept - 1) * sizeof(*o->kept));
 		o->nr_kept--;

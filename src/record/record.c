@@ -214,6 +214,7 @@ int cmd_record(int argc, char **argv)
 	struct collector_opts co = { 0 };
 	struct sigaction sa = { 0 };
 	int err, workload_signal = 0;
+	char msg[640];
 
 	if (record_opts__parse(&r.o, argc, argv))
 		return 2;
@@ -278,9 +279,10 @@ int cmd_record(int argc, char **argv)
 	err = setup_targets(&r, &co);
 	if (err)
 		goto out;
-	r.sb = sideband__open(r.o.mmap_pages, r.o.all_cgroups, r.o.overwrite);
+	r.sb = sideband__open(r.o.mmap_pages, r.o.all_cgroups, r.o.overwrite, msg, sizeof(msg));
 	if (!r.sb) {
 		err = -errno;
+		pr_err("%s", msg);
 		goto out;
 	}
 	{
@@ -302,14 +304,13 @@ int cmd_record(int argc, char **argv)
 	if (r.o.overwrite) {
 		co.transport = OFFCPU_TRANSPORT_PERFBUF;
 		err = open_bpf_output(&r, &co);
-		if (err) {
-			pr_err("failed to open the flight recorder's buffers: %s", strerror(-err));
+		if (err)
 			goto out;
-		}
 	}
-	r.coll = collector__open(&co);
+	r.coll = collector__open(&co, msg, sizeof(msg));
 	if (!r.coll) {
 		err = -errno;
+		pr_err("%s", msg);
 		goto out;
 	}
 	if (r.o.argc) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,7 +47,7 @@ int online_cpus(int **cpus, size_t *nr)
 
 static struct perf_rings *open_rings(const struct perf_event_attr *attr, const int *cpus,
 				    size_t nr_cpus, size_t pages, int cgroup_fd, const char *what,
-				    bool overwrite)
+				    bool overwrite, char *msg, size_t len)
 {
 	struct perf_rings *r = calloc(1, sizeof(*r));
 	unsigned long flags = PERF_FLAG_FD_CLOEXEC | (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0);
@@ -64,6 +65,7 @@ static struct perf_rings *open_rings(const struct perf_event_attr *attr, const i
 	r->ids = calloc(nr_cpus, sizeof(*r->ids));
 	if (!r->rings || !r->ids) {
 		err = -ENOMEM;
+		snprintf(msg, len, "out of memory");
 		goto fail;
 	}
 	for (i = 0; i < nr_cpus; i++) {
@@ -73,13 +75,15 @@ static struct perf_rings *open_rings(const struct perf_event_attr *attr, const i
 				     cpus[i], -1, flags);
 		if (g->fd < 0) {
 			err = -errno;
-			pr_err("failed to open %s event on cpu %d: %s", what, cpus[i], strerror(errno));
+			snprintf(msg, len, "failed to open the %s event on cpu %d: %s", what, cpus[i],
+				 strerror(errno));
 			goto fail;
 		}
 		r->nr++;
 		g->copy = malloc(65536);
 		if (!g->copy) {
 			err = -ENOMEM;
+			snprintf(msg, len, "out of memory");
 			goto fail;
 		}
 		g->size = pages * r->page;
@@ -89,12 +93,14 @@ static struct perf_rings *open_rings(const struct perf_event_attr *attr, const i
 		if (g->base == MAP_FAILED) {
 			g->base = NULL;
 			err = -errno;
-			pr_err("failed to map the %s buffer on cpu %d: %s", what, cpus[i],
-			       strerror(errno));
+			snprintf(msg, len, "failed to map the %s buffer on cpu %d: %s", what, cpus[i],
+				 strerror(errno));
 			goto fail;
 		}
 		if (ioctl(g->fd, PERF_EVENT_IOC_ID, &r->ids[i])) {
 			err = -errno;
+			snprintf(msg, len, "failed to read the id of the %s event: %s", what,
+				 strerror(-err));
 			goto fail;
 		}
 	}
@@ -106,15 +112,17 @@ fail:
 }
 
 struct perf_rings *perf_rings__open(const struct perf_event_attr *attr, const int *cpus,
-				    size_t nr_cpus, size_t pages, int cgroup_fd, const char *what)
+				    size_t nr_cpus, size_t pages, int cgroup_fd, const char *what,
+				    char *msg, size_t len)
 {
-	return open_rings(attr, cpus, nr_cpus, pages, cgroup_fd, what, false);
+	return open_rings(attr, cpus, nr_cpus, pages, cgroup_fd, what, false, msg, len);
 }
 
 struct perf_rings *perf_rings__open_overwrite(const struct perf_event_attr *attr, const int *cpus,
-					      size_t nr_cpus, size_t pages, const char *what)
+					      size_t nr_cpus, size_t pages, const char *what,
+					      char *msg, size_t len)
 {
-	return open_rings(attr, cpus, nr_cpus, pages, -1, what, true);
+	return open_rings(attr, cpus, nr_cpus, pages, -1, what, true, msg, len);
 }
 
 /*

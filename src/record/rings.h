@@ -18,17 +18,19 @@ int online_cpus(int **cpus, size_t *nr);
 
 /*
  * Open @attr on each of @cpus (pid -1, or the cgroup @cgroup_fd when >= 0)
- * with a ring of @pages pages. @what names the event in error messages.
- * Returns NULL with errno set; the error is logged.
+ * with a ring of @pages pages. @what names the event in @msg, which says
+ * what failed when NULL is returned (errno set); nothing is printed.
  */
 struct perf_rings *perf_rings__open(const struct perf_event_attr *attr, const int *cpus,
-				    size_t nr_cpus, size_t pages, int cgroup_fd, const char *what);
+				    size_t nr_cpus, size_t pages, int cgroup_fd, const char *what,
+				    char *msg, size_t len);
 /*
  * The same, overwritable: the kernel writes backward and overwrites the
  * oldest records; nothing is read until perf_rings__snapshot().
  */
 struct perf_rings *perf_rings__open_overwrite(const struct perf_event_attr *attr, const int *cpus,
-					      size_t nr_cpus, size_t pages, const char *what);
+					      size_t nr_cpus, size_t pages, const char *what,
+					      char *msg, size_t len);
 /* Pause the rings, hand every record they hold to @fn (newest first per cpu), resume. */
 long perf_rings__snapshot(struct perf_rings *r,
 			  int (*fn)(const struct perf_event_header *rec, void *arg), void *arg);

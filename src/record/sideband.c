@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,7 +11,7 @@
 #include "../perfdata/format.h"
 #include "../util/util.h"
 
-struct perf_rings *sideband__open(size_t pages, bool cgroup, bool overwrite)
+struct perf_rings *sideband__open(size_t pages, bool cgroup, bool overwrite, char *msg, size_t len)
 {
 	struct perf_event_attr attr = { 0 };
 	struct perf_rings *r;
@@ -19,6 +20,7 @@ struct perf_rings *sideband__open(size_t pages, bool cgroup, bool overwrite)
 
 	err = online_cpus(&cpus, &nr);
 	if (err) {
+		snprintf(msg, len, "cannot list the online cpus: %s", strerror(-err));
 		errno = -err;
 		return NULL;
 	}
@@ -37,8 +39,8 @@ struct perf_rings *sideband__open(size_t pages, bool cgroup, bool overwrite)
 	attr.exclude_hv = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
-	r = overwrite ? perf_rings__open_overwrite(&attr, cpus, nr, pages, "side-band") :
-			perf_rings__open(&attr, cpus, nr, pages, -1, "side-band");
+	r = overwrite ? perf_rings__open_overwrite(&attr, cpus, nr, pages, "side-band", msg, len) :
+			perf_rings__open(&attr, cpus, nr, pages, -1, "side-band", msg, len);
 	free(cpus);
 	return r;
 }

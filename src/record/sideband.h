@@ -11,7 +11,7 @@
 #include "rings.h"
 
 /* @pages: ring size per cpu in pages (power of two); @overwrite: flight recorder. */
-struct perf_rings *sideband__open(size_t pages, bool cgroup, bool overwrite);
+struct perf_rings *sideband__open(size_t pages, bool cgroup, bool overwrite, char *msg, size_t len);
 
 /*
  * A kernel-unique event id for an event offcpu writes itself: a BPF-output
