@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <bpf/btf.h>
 #include "korc.h"
+#include "../util/kallsyms.h"
 
 /* sizeof(struct orc_entry) on x86-64 (s16, s16, 16 bits of bitfields, packed) */
 #define KORC_ORC_ENTRY_SIZE 6
@@ -52,45 +53,48 @@ static int fail(struct korc_syms *out, char *errbuf, size_t errlen, const char *
 	return -1;
 }
 
-int korc_read_syms_err(struct korc_syms *out, uint64_t max_depth, char *errbuf, size_t errlen)
-{
-	int found[NWANTS] = { 0 };
+struct kscan {
+	struct korc_syms *out;
+	int found[NWANTS];
 	/* older kernels (6.1) enter a new task at ret_from_fork itself; newer
 	 * ones renamed that ret_from_fork_asm, and ret_from_fork is the C
 	 * function it calls */
-	unsigned long long ret_from_fork = 0;
-	char line[512];
-	FILE *f;
+	unsigned long long ret_from_fork;
+};
+
+static int scan(const struct ksym_line *l, void *arg)
+{
+	struct kscan *k = arg;
+	const char *name = l->name;
+	size_t i;
+
+	if (l->module)
+		return 0; /* a module's symbol: never wanted */
+	if (name[0] != '_' && name[0] != 'r' && name[0] != 'a')
+		return 0; /* no wanted name starts otherwise */
+	if (!k->ret_from_fork && strcmp(name, "ret_from_fork") == 0)
+		k->ret_from_fork = l->addr;
+	for (i = 0; i < NWANTS; i++) {
+		if (!k->found[i] && strcmp(name, wants[i].name) == 0) {
+			*(__u64 *)((char *)k->out + wants[i].off) = l->addr;
+			k->found[i] = 1;
+		}
+	}
+	return 0;
+}
+
+int korc_read_syms_err(struct korc_syms *out, uint64_t max_depth, char *errbuf, size_t errlen)
+{
+	struct kscan k = { .out = out };
+	int *found = k.found, e;
+	unsigned long long ret_from_fork;
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
-	f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		return fail(out, errbuf, errlen, "cannot open /proc/kallsyms: %s", strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		/* "addr type name[\t[module]]", parsed by hand: 120,000 lines, and
-		 * sscanf took longer than the kernel took to print them */
-		char *end, *name;
-		unsigned long long addr = strtoull(line, &end, 16);
-
-		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
-			continue;
-		name = end + 3;
-		if (strchr(name, '['))
-			continue; /* a module's symbol: never wanted */
-		if (name[0] != '_' && name[0] != 'r' && name[0] != 'a')
-			continue; /* no wanted name starts otherwise */
-		name[strcspn(name, " \t\n")] = '\0';
-		if (!ret_from_fork && strcmp(name, "ret_from_fork") == 0)
-			ret_from_fork = addr;
-		for (i = 0; i < NWANTS; i++) {
-			if (!found[i] && strcmp(name, wants[i].name) == 0) {
-				*(__u64 *)((char *)out + wants[i].off) = addr;
-				found[i] = 1;
-			}
-		}
-	}
-	fclose(f);
+	e = kallsyms__foreach(NULL, scan, &k);
+	if (e < 0)
+		return fail(out, errbuf, errlen, "cannot open /proc/kallsyms: %s", strerror(-e));
+	ret_from_fork = k.ret_from_fork;
 
 	if (!out->ret_from_fork_asm)
 		out->ret_from_fork_asm = ret_from_fork;
