@@ -39,9 +39,18 @@ int perf_queue__push(struct perf_queue *q, const struct perf_event_header *rec, 
 	q->refs[q->nr].time = time;
 	q->refs[q->nr].off = q->len;
 	q->refs[q->nr].kind = kind;
+	q->refs[q->nr].aux[0] = q->refs[q->nr].aux[1] = 0;
 	q->nr++;
 	q->len = need;
 	return 0;
+}
+
+void perf_queue__set_aux(struct perf_queue *q, uint64_t a, uint64_t b)
+{
+	if (q->nr) {
+		q->refs[q->nr - 1].aux[0] = a;
+		q->refs[q->nr - 1].aux[1] = b;
+	}
 }
 
 /* Buffer offsets follow arrival order: they break ties between equal times. */

@@ -21,6 +21,7 @@ struct perf_queue_ref {
 	uint64_t time;
 	size_t off; /* into buf, 8-aligned; in arrival order */
 	int kind;
+	uint64_t aux[2]; /* the pusher's: what it knows of the record, so nothing re-parses it */
 };
 
 struct perf_queue {
@@ -33,6 +34,8 @@ struct perf_queue {
 /* Copy @rec into the queue. Returns 0, -EINVAL (size below a header) or -ENOMEM. */
 int perf_queue__push(struct perf_queue *q, const struct perf_event_header *rec, uint64_t time,
 		     int kind);
+/* Set the aux words of the record pushed last (0 until set). */
+void perf_queue__set_aux(struct perf_queue *q, uint64_t a, uint64_t b);
 /* Sort by time; records of equal time keep their arrival order. */
 void perf_queue__sort(struct perf_queue *q);
 /* The i-th record after sorting. */

@@ -72,16 +72,19 @@ int push_stream(const struct offcpu_event *e, void *arg)
 		pthread_mutex_unlock(&k->r->lock);
 	if (size < 0)
 		return size;
-	return perf_queue__push(k->batch, (const void *)buf, e->time, SRC_OFFCPU);
+	size = perf_queue__push(k->batch, (const void *)buf, e->time, SRC_OFFCPU);
+	if (!size) /* what account() counts, known here */
+		perf_queue__set_aux(k->batch, e->period, e->key.pid);
+	return size;
 }
 
-/* Count what is written, not what was read: a snapshot skips what it wrote before. */
-static void account(struct record *r, const struct perf_event_header *h, int kind)
+/*
+ * Count what is written, not what was read: a snapshot skips what it wrote
+ * before. A streamed block's period and thread come with it from the queue.
+ */
+static void account(struct record *r, const struct perf_event_header *h, int kind,
+		    const uint64_t *aux)
 {
-	struct perf_event_attr attr = { .sample_type = r->sample_type };
-	struct perf_sample s;
-	const char *why;
-
 	if (h->type == PERF_RECORD_LOST) {
 		if (kind == SRC_SIDEBAND)
 			r->st.sideband_lost += lost_count(h);
@@ -93,13 +96,11 @@ static void account(struct record *r, const struct perf_event_header *h, int kin
 		return;
 	if (kind == SRC_ONCPU) {
 		r->st.oncpu_samples++;
-		return;
+	} else if (kind == SRC_OFFCPU) {
+		r->st.streamed_samples++;
+		r->st.offcpu_ns += aux[0];
+		intset__add(&r->st.threads, (int)aux[1]);
 	}
-	if (kind != SRC_OFFCPU || perf_sample__parse(&attr, h, &s, &why))
-		return;
-	r->st.streamed_samples++;
-	r->st.offcpu_ns += s.period;
-	intset__add(&r->st.threads, (int)s.tid);
 }
 
 /*
@@ -141,7 +142,7 @@ int round__write(struct record *r, struct round *rd)
 			continue;
 		if (rd->shared)
 			pthread_mutex_lock(&r->lock);
-		account(r, h, kind);
+		account(r, h, kind, rd->batch->refs[i].aux);
 		err = maptab__observe(r->maps, h);
 		if (rd->shared)
 			pthread_mutex_unlock(&r->lock);

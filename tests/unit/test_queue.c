@@ -96,16 +96,22 @@ static void test_queue_stable(void)
 	size_t i;
 	int kind, bad = 0;
 
-	/* three times, interleaved: equal times come out in arrival order */
-	for (i = 0; i < 3000; i++)
+	/* three times, interleaved: equal times come out in arrival order, each
+	 * with the aux words its pusher set (every other one: the rest stay 0) */
+	for (i = 0; i < 3000; i++) {
 		push(&q, i, 100 - (i % 3) * 10, (uint16_t)(24 + (i % 5) * 4));
+		if (i & 1)
+			perf_queue__set_aux(&q, i * 7, i + 1);
+	}
 	perf_queue__sort(&q);
 	CHECK_EQ_U64(q.nr, 3000);
 	for (i = 0; i < q.nr; i++) {
 		const struct perf_event_header *h = perf_queue__get(&q, i, &kind);
 		uint64_t t = q.refs[i].time, seq = rec_seq(h);
 
-		if ((int)seq != kind || !rec_intact(h, (uint16_t)(24 + (seq % 5) * 4)) ||
+		if ((seq & 1 ? q.refs[i].aux[0] != seq * 7 || q.refs[i].aux[1] != seq + 1 :
+			       q.refs[i].aux[0] || q.refs[i].aux[1]) ||
+		    (int)seq != kind || !rec_intact(h, (uint16_t)(24 + (seq % 5) * 4)) ||
 		    t != 100 - (seq % 3) * 10 || t < prev_time ||
 		    (i && t == prev_time && seq <= prev_seq))
 			bad++;
