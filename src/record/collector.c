@@ -597,16 +597,9 @@ long collector__drain(struct collector *c,
 
 	/* Collect the keys first: deleting while walking would restart the walk. */
 	while (bpf_map__get_next_key(summed, prev, &next, sizeof(next)) == 0) {
-		if (nr == cap) {
-			struct offcpu_key *k;
-
-			cap = cap ? cap * 2 : 1024;
-			k = realloc(keys, cap * sizeof(*k));
-			if (!k) {
-				free(keys);
-				return -ENOMEM;
-			}
-			keys = k;
+		if (grow_array((void **)&keys, &cap, nr + 1, sizeof(*keys))) {
+			free(keys);
+			return -ENOMEM;
 		}
 		keys[nr] = next;
 		prev = &keys[nr++];

@@ -33,7 +33,8 @@ struct node {
 
 struct tree {
 	struct node *n;
-	uint32_t nr, cap;
+	uint32_t nr;
+	size_t cap;
 	struct hashmap idx;
 };
 
@@ -48,15 +49,8 @@ static uint32_t child(struct tree *t, uint32_t parent, uint32_t name, uint8_t ki
 	if (created) {
 		struct node *nd;
 
-		if (t->nr == t->cap) {
-			uint32_t c = t->cap ? t->cap * 2 : 256;
-			struct node *nn = realloc(t->n, c * sizeof(*nn));
-
-			if (!nn)
-				return UINT32_MAX;
-			t->n = nn;
-			t->cap = c;
-		}
+		if (grow_array((void **)&t->n, &t->cap, t->nr + 1, sizeof(*t->n)))
+			return UINT32_MAX;
 		nd = &t->n[t->nr];
 		memset(nd, 0, sizeof(*nd));
 		nd->name = name;
