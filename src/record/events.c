@@ -28,7 +28,7 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	uint32_t nk = collector__kernel_stack(r->coll, k->kern_stack, &kips);
 	uint32_t nu = collector__user_stack(r->coll, k->user_stack, &uips);
 	struct perf_sample s = {
-		.id = r->offcpu_id,
+		.id = r->ev.offcpu_id,
 		.pid = k->tgid,
 		.tid = k->pid,
 		.time = time,
@@ -63,7 +63,7 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 		for (i = 0; i < nu; i++)
 			maptab__mark(r->maps, (int)k->tgid, uips[i]);
 	}
-	size = perf_sample__encode(r->sample_type, &s, buf, cap);
+	size = perf_sample__encode(r->ev.sample_type, &s, buf, cap);
 	if (size < 0)
 		return size;
 	h->misc = nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
@@ -79,21 +79,21 @@ static int emit_synth(const struct perf_event_header *h, void *arg)
 int write_lost_samples(struct record *r, uint64_t lost, uint64_t time)
 {
 	char buf[64] = { 0 };
-	struct perf_sample id = { .id = r->offcpu_id, .time = time };
+	struct perf_sample id = { .id = r->ev.offcpu_id, .time = time };
 	struct perf_record_lost_samples ls = {
 		.header.type = PERF_RECORD_LOST_SAMPLES,
-		.header.size = (uint16_t)(sizeof(ls) + perf_sample_id__size(r->sample_type)),
+		.header.size = (uint16_t)(sizeof(ls) + perf_sample_id__size(r->ev.sample_type)),
 		.lost = lost,
 	};
 
 	memcpy(buf, &ls, sizeof(ls));
-	perf_sample_id__encode(r->sample_type, &id, buf + sizeof(ls));
+	perf_sample_id__encode(r->ev.sample_type, &id, buf + sizeof(ls));
 	return perf_writer__write(r->w, (const void *)buf);
 }
 
 int open_oncpu(struct record *r, int cgroup_fd)
 {
-	struct perf_event_attr *a = &r->oncpu_attr;
+	struct perf_event_attr *a = &r->ev.oncpu_attr;
 	int *cpus = NULL, err;
 	size_t nr = 0;
 	char msg[256];
@@ -146,7 +146,7 @@ int declare_events(struct record *r)
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
 	attr.sample_period = 1;
-	attr.sample_type = r->sample_type;
+	attr.sample_type = r->ev.sample_type;
 	attr.sample_id_all = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
@@ -156,7 +156,7 @@ int declare_events(struct record *r)
 	}
 	if (!(r->o.stacks & STACKS_USER))
 		attr.exclude_callchain_user = 1;
-	err = perf_writer__add_event(r->w, &attr, OFFCPU_EVENT_NAME, &r->offcpu_id, 1);
+	err = perf_writer__add_event(r->w, &attr, OFFCPU_EVENT_NAME, &r->ev.offcpu_id, 1);
 	if (!err && r->oncpu) {
 		nids = perf_rings__ids(r->oncpu, &ids);
 		err = perf_writer__add_event(r->w, perf_rings__attr(r->oncpu), ONCPU_EVENT_NAME,
@@ -175,7 +175,7 @@ int synthesize(struct record *r)
 {
 	struct synth s = {
 		.sample_type = SIDEBAND_SAMPLE_TYPE,
-		.id = r->sideband_id,
+		.id = r->ev.sideband_id,
 		.time = 0, /* at or before every sample, as perf does */
 		.emit = emit_synth,
 		.arg = r,

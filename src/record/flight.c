@@ -22,7 +22,7 @@ static int push_bpf_output(const struct perf_event_header *h, void *arg)
 	struct perf_sample s;
 	const char *why;
 
-	if (h->type != PERF_RECORD_SAMPLE || perf_sample__parse(&k->r->bpf_out_attr, h, &s, &why) ||
+	if (h->type != PERF_RECORD_SAMPLE || perf_sample__parse(&k->r->ev.bpf_out_attr, h, &s, &why) ||
 	    s.raw_size < sizeof(struct offcpu_event))
 		return 0;
 	return push_stream(s.raw, k);
@@ -30,7 +30,7 @@ static int push_bpf_output(const struct perf_event_header *h, void *arg)
 
 int open_bpf_output(struct record *r, struct collector_opts *co)
 {
-	struct perf_event_attr *a = &r->bpf_out_attr;
+	struct perf_event_attr *a = &r->ev.bpf_out_attr;
 	int *cpus = NULL, *fds;
 	size_t nr = 0, i;
 	int err = online_cpus(&cpus, &nr);

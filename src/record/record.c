@@ -270,7 +270,7 @@ int cmd_record(int argc, char **argv)
 	r.out.dir = r.o.threads != 0;
 	pthread_mutex_init(&r.lock, NULL);
 
-	r.sample_type = OFFCPU_SAMPLE_TYPE | (r.o.all_cgroups ? PERF_SAMPLE_CGROUP : 0);
+	r.ev.sample_type = OFFCPU_SAMPLE_TYPE | (r.o.all_cgroups ? PERF_SAMPLE_CGROUP : 0);
 	r.maps = maptab__new();
 	if (!r.maps) {
 		err = -ENOMEM;
@@ -289,9 +289,9 @@ int cmd_record(int argc, char **argv)
 		const uint64_t *ids;
 
 		perf_rings__ids(r.sb, &ids);
-		r.sideband_id = ids[0];
+		r.ev.sideband_id = ids[0];
 	}
-	err = sideband__private_id(&r.offcpu_id);
+	err = sideband__private_id(&r.ev.offcpu_id);
 	if (err) {
 		pr_err("failed to open a BPF output event: %s", strerror(-err));
 		goto out;

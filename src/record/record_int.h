@@ -31,6 +31,14 @@
 enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU };
 
 
+/* The perf events a file declares, and how their records are encoded (events.c). */
+struct events {
+	uint64_t offcpu_id, sideband_id; /* the ids the offcpu-time and side-band records carry */
+	uint64_t sample_type; /* of offcpu-time */
+	struct perf_event_attr oncpu_attr; /* cpu-clock, with -F */
+	struct perf_event_attr bpf_out_attr; /* --overwrite: where BPF writes blocks */
+};
+
 struct stats {
 	uint64_t summed_samples, streamed_samples, oncpu_samples;
 	uint64_t offcpu_ns;
@@ -43,7 +51,6 @@ struct record {
 	struct collector *coll;
 	struct perf_rings *sb, *oncpu;
 	struct perf_rings *bpf_out; /* --overwrite: where BPF writes blocks */
-	struct perf_event_attr bpf_out_attr;
 	uint64_t snap_last; /* newest time already in a snapshot */
 	struct writer_thread *wt; /* --threads */
 	pthread_mutex_t lock; /* maps and stats, shared by writer threads */
@@ -57,9 +64,7 @@ struct record {
 	uint64_t lost_reported; /* lost samples already written to earlier files */
 	size_t files;
 	struct targets tg;
-	uint64_t offcpu_id, sideband_id;
-	uint64_t sample_type; /* of offcpu-time */
-	struct perf_event_attr oncpu_attr;
+	struct events ev;
 	struct perf_queue batch;
 	struct stats st;
 };

@@ -53,9 +53,9 @@ int push_oncpu(const struct perf_event_header *h, void *arg)
 	const char *why;
 
 	if (h->type == PERF_RECORD_SAMPLE)
-		perf_sample__parse(&k->r->oncpu_attr, h, &s, &why);
+		perf_sample__parse(&k->r->ev.oncpu_attr, h, &s, &why);
 	else
-		perf_sample_id__parse(k->r->oncpu_attr.sample_type, h, &s);
+		perf_sample_id__parse(k->r->ev.oncpu_attr.sample_type, h, &s);
 	return perf_queue__push(k->batch, h, s.time, SRC_ONCPU);
 }
 
@@ -118,7 +118,7 @@ static bool keep(struct record *r, struct round *rd, const struct perf_event_hea
 		return rd->follows || targets__keep_sideband(&r->tg, h);
 	if (kind != SRC_ONCPU || h->type != PERF_RECORD_SAMPLE)
 		return true;
-	if (perf_sample__parse(&r->oncpu_attr, h, &s, &why))
+	if (perf_sample__parse(&r->ev.oncpu_attr, h, &s, &why))
 		return false;
 	tracked = rd->follows ? rd->follows(rd->arg, (int)s.pid) :
 				intset__has(&r->tg.tracked, (int)s.pid);
