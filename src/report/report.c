@@ -52,8 +52,8 @@ static const struct argp_option report_options[] = {
 	{ 0, 0, 0, 0, "Outputs (the text table when none is given):", 1 },
 	{ "folded", OPT_FOLDED, 0, 0, "Folded stacks on stdout: comm;outer;...;inner VALUE "
 				      "(us off-CPU, samples otherwise)", 1 },
-	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile (go tool pprof, Pyroscope, Parca)", 1 },
-	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph", 1 },
+	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile (go tool pprof, Pyroscope, Parca); - for stdout", 1 },
+	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph; - for stdout", 1 },
 	{ "json", OPT_JSON, 0, 0, "JSON on stdout, one row per line", 1 },
 	{ 0, 0, 0, 0, "Filters:", 2 },
 	{ "event", 'e', "NAME", 0, "Only this event (e.g. offcpu-time, cpu-clock); folded, pprof and "
@@ -254,6 +254,12 @@ static int write_output(const struct profile *p, int ev, const char *path, const
 	FILE *fp;
 	int err;
 
+	if (!strcmp(path, "-")) { /* standard output, as the other outputs */
+		if (svg)
+			return svg__write(p, ev, input, stdout);
+		fflush(stdout);
+		return pprof__write(p, ev, STDOUT_FILENO);
+	}
 	err = outfile__open(&f, path, OUTFILE_DEVICE, 0644);
 	if (err) {
 		pr_err("%s", f.msg);

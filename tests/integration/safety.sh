@@ -206,6 +206,9 @@ test_report_outputs_symlinks() {
 	"$OFFCPU" report -i "$PUB/r.data" --svg "$PUB/ours.svg" || fail "--svg failed"
 	"$OFFCPU" report -i "$PUB/r.data" --svg "$PUB/ours.svg" || fail "--svg over its own file failed"
 	grep -q "<svg" "$PUB/ours.svg" || fail "no svg written"
+	# "-" is standard output, where a user pipes it
+	"$OFFCPU" report -i "$PUB/r.data" --svg - | grep -q "<svg" || fail "--svg - wrote no svg"
+	"$OFFCPU" report -i "$PUB/r.data" --pprof - | gzip -t || fail "--pprof - wrote no gzip"
 	[ -z "$(find "$PUB" -name '*.tmp.*')" ] || fail "temporaries left behind"
 }
 
