@@ -240,7 +240,7 @@ test_report_truncated_while_read() {
 		fail "cannot generate a file"
 	# truncate while the records are read; a report that got past them first
 	# (rc 0) is tried again with an earlier truncation
-	for delay in 0.2 0.1 0.05 0.02 0.01; do
+	for delay in 0.3 0.2 0.1 0.05 0.02 0.01; do
 		cp big.data t.data
 		"$OFFCPU" report -i t.data >/dev/null 2>err.txt &
 		rep=$!
@@ -251,6 +251,8 @@ test_report_truncated_while_read() {
 		cat err.txt
 		[ $rc -eq 0 ] && continue
 		[ $rc -eq 1 ] || fail "exit $rc after truncation"
+		# truncated before the report mapped it: an ordinary damaged file, try again
+		grep -q "shrank" err.txt || { grep -q "outside the" err.txt && continue; }
 		grep -q "t.data shrank while it was being read" err.txt || fail "no clear error"
 		return 0
 	done
