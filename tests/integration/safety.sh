@@ -57,6 +57,24 @@ test_safety_planted_old_symlink() {
 	victim_intact
 }
 
+# 1b: a symlink the tester planted among the directory components, directly or
+# behind a link of root's: never followed (checked on the descriptor it opens)
+test_safety_directory_symlinks() {
+	public_dir
+	echo precious >"$VICTIM/out"
+	as_tester ln -s "$VICTIM" "$PUB/atk"
+	ln -s "$PUB/atk" "$PUB/rootlink"
+	"$OFFCPU" record -o "$PUB/atk/out" -- true 2>rec.err && fail "followed the tester's link"
+	grep -q "symbolic link owned by user" rec.err || fail "no clear refusal: $(cat rec.err)"
+	"$OFFCPU" record -o "$PUB/rootlink/out" -- true 2>rec.err && fail "followed a link behind root's"
+	[ "$(cat "$VICTIM/out")" = precious ] && [ ! -e "$VICTIM/out.old" ] || fail "the victim's file was moved"
+	# root's own link to a directory is followed, as a user expects
+	mkdir "$PUB/real"
+	ln -s real "$PUB/good"
+	"$OFFCPU" record -q -o "$PUB/good/r.data" -- true || fail "root's own link not followed"
+	[ -f "$PUB/real/r.data" ] || fail "nothing written through root's link"
+}
+
 # 2: symlinks planted at the temporary names of the next few hundred pids
 test_safety_planted_temporaries() {
 	local next
