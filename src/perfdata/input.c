@@ -55,7 +55,7 @@ static int read_upto(int fd, uint8_t **buf, size_t *cap, size_t *len, size_t wan
  */
 int input__slurp(int fd, const uint8_t **data, size_t *size)
 {
-	size_t cap = 1 << 20, len = 0, want;
+	size_t cap = 1 << 20, len = 0;
 	uint8_t *buf = malloc(cap);
 	uint64_t magic = 0, hsize = 0;
 	int err;
@@ -92,35 +92,56 @@ int input__slurp(int fd, const uint8_t **data, size_t *size)
 	}
 	if (hsize == sizeof(struct perf_file_header)) {
 		struct perf_file_header h;
-		uint64_t end;
-		int bits = 0, i;
+		uint64_t end, pos, last;
+		int bits, i;
 
 		err = read_upto(fd, &buf, &cap, &len, sizeof(h));
 		if (err || len < sizeof(h))
 			goto out;
 		memcpy(&h, buf, sizeof(h));
-		for (i = 0; i < 4; i++)
-			bits += __builtin_popcountll(h.features[i]);
-		end = h.data.offset + h.data.size;
-		if (end < h.data.offset || h.attrs.offset + h.attrs.size > end)
-			goto out; /* implausible: the parser refuses it */
-		end += (uint64_t)bits * sizeof(struct perf_file_section);
-		want = end > SIZE_MAX ? SIZE_MAX : (size_t)end;
-		err = read_upto(fd, &buf, &cap, &len, want);
-		if (err || len < want)
+		/* what open_file_mode() would refuse is not read further */
+		if (h.attr_size < 64 + 16 || h.attr_size > 512 + 16 || (h.features[0] & 1) ||
+		    h.features[1] || h.features[2] || h.features[3] ||
+		    h.attrs.offset < sizeof(h) || h.attrs.size > (1ULL << 30) ||
+		    h.attrs.offset + h.attrs.size > h.data.offset ||
+		    h.data.offset + h.data.size < h.data.offset || h.data.offset > (256ULL << 20))
 			goto out;
-		/* the feature sections the index points at */
+		end = h.data.offset + h.data.size;
+		err = read_upto(fd, &buf, &cap, &len, (size_t)h.data.offset);
+		if (err || len < h.data.offset)
+			goto out;
+		/* the data section, its record sizes checked as they come */
+		for (pos = h.data.offset; pos < end;) {
+			struct perf_event_header rh;
+			size_t before = len;
+
+			while (pos + sizeof(rh) <= len && pos < end) {
+				memcpy(&rh, buf + pos, sizeof(rh));
+				if (rh.size < sizeof(rh))
+					goto out;
+				pos += rh.size;
+			}
+			if (pos >= end)
+				break;
+			err = read_upto(fd, &buf, &cap, &len, len + (1 << 20));
+			if (err || len == before)
+				goto out;
+		}
+		/* the feature index, then the sections it points at */
+		bits = __builtin_popcountll(h.features[0]);
+		last = end + (uint64_t)bits * sizeof(struct perf_file_section);
+		err = read_upto(fd, &buf, &cap, &len, (size_t)last);
+		if (err || len < last)
+			goto out;
 		for (i = 0; i < bits; i++) {
 			struct perf_file_section sec;
-			size_t at = (size_t)(h.data.offset + h.data.size) + (size_t)i * sizeof(sec);
 
-			memcpy(&sec, buf + at, sizeof(sec));
-			if (sec.offset + sec.size >= sec.offset && sec.offset + sec.size > end &&
-			    sec.size < (1ULL << 30))
-				end = sec.offset + sec.size;
+			memcpy(&sec, buf + end + (size_t)i * sizeof(sec), sizeof(sec));
+			if (sec.size < (1ULL << 30) && sec.offset < (1ULL << 40) &&
+			    sec.offset + sec.size > last)
+				last = sec.offset + sec.size;
 		}
-		want = end > SIZE_MAX ? SIZE_MAX : (size_t)end;
-		err = read_upto(fd, &buf, &cap, &len, want);
+		err = read_upto(fd, &buf, &cap, &len, (size_t)last);
 	}
 out:
 	if (err) {
@@ -137,7 +158,7 @@ out:
  * raises SIGBUS on the next access past its new end. The handler turns that
  * into a clear error instead of a crash: it knows which file each mapping is.
  */
-#define MAX_GUARDED 64
+#define MAX_GUARDED (MAX_STREAMS + 8) /* every data.N of a directory, and its data */
 static struct {
 	const uint8_t *start;
 	size_t size;

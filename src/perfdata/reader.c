@@ -405,7 +405,8 @@ struct perf_reader *perf_reader__open(const char *path, unsigned flags, char *er
 				goto fail;
 			}
 		}
-		if (S_ISREG(st.st_mode) && input__check_owner(&st, path, flags, err, errlen))
+		/* a fifo or device another user made is theirs as much as a file */
+		if (input__check_owner(&st, path, flags, err, errlen))
 			goto fail;
 		if (S_ISREG(st.st_mode) && st.st_size > 0) {
 			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

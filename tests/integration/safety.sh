@@ -179,6 +179,15 @@ test_report_bounded_input() {
 	{ printf 'PERFILE2\x10\0\0\0\0\0\0\0'; cat /dev/zero; } | timeout 20 "$OFFCPU" report -i - 2>err.txt
 	rc=${PIPESTATUS[1]}
 	[ $rc -eq 1 ] || fail "pipe header then zeros: exit $rc, $(cat err.txt)"
+	# a file header whose offsets wrap, and one that claims a terabyte of data
+	perl -e 'print pack("a8Q<Q<Q<Q<Q<Q<Q<Q<Q<4", "PERFILE2", 104, 136, 104, 136,
+		2**64 - 4000, 0, 0, 0, ~0, ~0, ~0, ~0)' | timeout 20 "$OFFCPU" report -i - 2>err.txt
+	rc=${PIPESTATUS[1]}
+	[ $rc -eq 1 ] || fail "wrapping offsets: exit $rc, $(cat err.txt)"
+	{ perl -e 'print pack("a8Q<Q<Q<Q<Q<Q<Q<Q<Q<4", "PERFILE2", 104, 0, 104, 0, 200, 2**40,
+		0, 0, 0, 0, 0, 0)'; cat /dev/zero; } | timeout 20 "$OFFCPU" report -i - 2>err.txt
+	rc=${PIPESTATUS[1]}
+	[ $rc -eq 1 ] || fail "a terabyte of zeros claimed: exit $rc, $(cat err.txt)"
 	cat err.txt
 }
 
@@ -289,6 +298,13 @@ test_report_foreign_owner() {
 	"$OFFCPU" report -i "$PUB/theirs.data" >/dev/null 2>err.txt && fail "read another user's file"
 	grep -q "not by the current user or root (-f reads it anyway)" err.txt || fail "$(cat err.txt)"
 	"$OFFCPU" report -f -i "$PUB/theirs.data" | grep -q "sleep" || fail "-f does not read it"
+	# a fifo the tester made is theirs as much as a file
+	as_tester mkfifo "$PUB/theirs.fifo"
+	as_tester sh -c "cat '$PUB/r.data' > '$PUB/theirs.fifo'" 2>/dev/null &
+	timeout 20 "$OFFCPU" report -i "$PUB/theirs.fifo" >/dev/null 2>err.txt && fail "read the tester's fifo"
+	grep -q "not by the current user or root" err.txt || fail "fifo: $(cat err.txt)"
+	kill %1 2>/dev/null; wait 2>/dev/null
+	true
 }
 
 # the low ones: each a clear error and the right exit status
