@@ -118,6 +118,9 @@ int output__commit(struct output *o)
 	err = outfile__commit(&o->file);
 	if (err) {
 		set_error(o, err, o->file.msg);
+		/* not complete (a failed close): its temporary goes; one kept on
+		 * purpose (the final name became another's) has no temporary left */
+		outfile__discard(&o->file);
 		outfile__free(&o->file);
 		o->open = false;
 		return err;

@@ -181,6 +181,7 @@ static enum kind own_dir(struct outfile *f, const char *name, bool remove, char 
 {
 	int dfd = openat(f->dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	enum kind k = K_OWN_DIR;
+	bool has_data = false;
 	struct dirent *de;
 	struct stat st;
 	DIR *d;
@@ -232,6 +233,12 @@ static enum kind own_dir(struct outfile *f, const char *name, bool remove, char 
 				k = K_OTHER;
 				break;
 			}
+			has_data |= !strcmp(de->d_name, "data");
+		}
+		if (pass == 0 && k == K_OWN_DIR && !has_data) {
+			/* an empty directory, or one without data: not a recording */
+			snprintf(why, len, "a directory without a recording's data file");
+			k = K_OTHER;
 		}
 	}
 	closedir(d);
@@ -440,11 +447,22 @@ int outfile__open(struct outfile *f, const char *path, unsigned flags, mode_t mo
 	if (err == 1) {
 		struct stat st;
 
-		f->fd = openat(f->dirfd, f->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat dst;
+
+		f->fd = openat(f->dirfd, f->name, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 		if (f->fd < 0 || fstat(f->fd, &st) || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
 			err = f->fd < 0 ? -errno : -EEXIST;
 			fail(f, err, "cannot write into %s: %s", path,
 			     f->fd < 0 ? strerror(-err) : "it is no longer a device or fifo");
+			goto fail;
+		}
+		/* as fs.protected_fifos: another user's fifo or device in a sticky
+		 * world-writable directory would hand them the recording */
+		if (st.st_uid && st.st_uid != geteuid() && !fstat(f->dirfd, &dst) &&
+		    (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH)) {
+			err = fail(f, -EPERM, "refusing to write into %s: a %s owned by user %u in a "
+				   "world-writable sticky directory (it would hand them the data)",
+				   path, S_ISFIFO(st.st_mode) ? "fifo" : "device", (unsigned)st.st_uid);
 			goto fail;
 		}
 		f->in_place = true;
@@ -491,15 +509,11 @@ int outfile__create_in(struct outfile *f, const char *name)
 /* renameat2(RENAME_NOREPLACE), or a check and a rename where the filesystem lacks it. */
 static int rename_noreplace(int dirfd, const char *from, const char *to)
 {
-	struct stat st;
-
 	if (!renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE))
 		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -errno;
-	if (!fstatat(dirfd, to, &st, AT_SYMLINK_NOFOLLOW))
-		return -EEXIST;
-	return renameat(dirfd, from, dirfd, to) ? -errno : 0;
+	/* a filesystem without RENAME_NOREPLACE: a check then a rename could
+	 * replace what someone put there in between, so refuse */
+	return errno == EINVAL || errno == ENOSYS ? -EOPNOTSUPP : -errno;
 }
 
 /* Is @name in the directory still what this process created? */

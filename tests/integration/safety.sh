@@ -114,6 +114,12 @@ test_safety_devices() {
 	wait $reader || { cat fifo.err; fail "perf script could not read the fifo"; }
 	grep -q "offcpu-time" fifo.txt || fail "no sample came through the fifo"
 	[ -p "$PUB/fifo" ] || fail "the fifo was replaced"
+	# the tester's fifo: the recording would be theirs, so it is refused
+	as_tester mkfifo "$PUB/leak"
+	as_tester sh -c "cat '$PUB/leak' > /dev/null" &
+	timeout 20 "$OFFCPU" record -o "$PUB/leak" -- true 2>rec.err && fail "wrote into the tester's fifo"
+	grep -q "refusing to write into .*a fifo owned by user" rec.err || fail "fifo: $(cat rec.err)"
+	wait
 	# a block device and a socket are refused, and stay
 	mknod "$PUB/blk" b 7 200
 	"$OFFCPU" record -o "$PUB/blk" -- true 2>rec.err && fail "record replaced a block device"

@@ -180,6 +180,19 @@ static void test_directory_and_discard(void)
 	CHECK(strstr(f.msg, "notes.txt") != NULL);
 	CHECK(access(at("d.old/notes.txt"), F_OK) == 0);
 	CHECK(access(at("d/data"), F_OK) == 0);
+	/* an empty directory at NAME.old is no recording: refused, kept */
+	CHECK(mkdir(at("e.old"), 0700) == 0);
+	CHECK(outfile__open(&f, at("e"), OUTFILE_DIR | OUTFILE_KEEP_OLD, 0600) == 0);
+	outfile__discard(&f); /* nothing at e yet: e.old is not looked at */
+	outfile__free(&f);
+	CHECK(outfile__open(&f, at("e"), OUTFILE_DIR | OUTFILE_KEEP_OLD, 0600) == 0);
+	fd = outfile__create_in(&f, "data");
+	close(fd);
+	CHECK(outfile__commit(&f) == 0);
+	outfile__free(&f);
+	CHECK(outfile__open(&f, at("e"), OUTFILE_DIR | OUTFILE_KEEP_OLD, 0600) == -EEXIST);
+	CHECK(strstr(f.msg, "without a recording's data file") != NULL);
+	CHECK(access(at("e.old"), F_OK) == 0);
 	teardown();
 }
 
