@@ -17,7 +17,7 @@
 
 int unwind_rules__init(struct unwind_rules *rs)
 {
-	struct unwind_rule none = { .cfa = UNWIND_CFA_NONE, .rbp = UNWIND_RBP_UNDEF };
+	struct unwind_rule none = { .cfa = OFFCPU_UNW_CFA_NONE, .rbp = OFFCPU_UNW_RBP_UNDEF };
 	int created;
 	uint64_t *v;
 
@@ -71,11 +71,19 @@ static bool plt_cfa(const Dwarf_Op *ops, size_t n)
 }
 
 /* The rule of one CFI row; CFA_NONE for what the walk cannot follow. */
-static struct unwind_rule frame_rule(Dwarf_Frame *f)
+static struct unwind_rule frame_rule(Dwarf_Frame *f, bool signal)
 {
-	struct unwind_rule r = { .cfa = UNWIND_CFA_NONE, .rbp = UNWIND_RBP_UNDEF };
+	struct unwind_rule r = { .cfa = OFFCPU_UNW_CFA_NONE, .rbp = OFFCPU_UNW_RBP_UNDEF };
 	Dwarf_Op mem[3], *ops;
 	size_t n;
+
+	/* rt_sigreturn (glibc's __restore_rt): the registers the signal
+	 * interrupted are in the ucontext at rsp, as the kernel saved them */
+	if (signal) {
+		r.cfa = OFFCPU_UNW_CFA_SIGNAL;
+		r.rbp = OFFCPU_UNW_RBP_AT;
+		return r;
+	}
 
 	if (dwarf_frame_cfa(f, &ops, &n) || !n)
 		return r;
@@ -85,10 +93,10 @@ static struct unwind_rule frame_rule(Dwarf_Frame *f)
 
 		if (off < INT32_MIN || off > INT32_MAX)
 			return r;
-		r.cfa = ops[0].number == X86_RSP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP;
+		r.cfa = ops[0].number == X86_RSP ? OFFCPU_UNW_CFA_RSP : OFFCPU_UNW_CFA_RBP;
 		r.cfa_off = (int32_t)off;
 	} else if (plt_cfa(ops, n)) {
-		r.cfa = UNWIND_CFA_PLT;
+		r.cfa = OFFCPU_UNW_CFA_PLT;
 	} else {
 		return r;
 	}
@@ -105,19 +113,19 @@ static struct unwind_rule frame_rule(Dwarf_Frame *f)
 	if (dwarf_frame_register(f, X86_RBP, mem, &ops, &n))
 		goto unsupported;
 	if (n == 0) {
-		r.rbp = ops == NULL ? UNWIND_RBP_SAME : UNWIND_RBP_UNDEF;
+		r.rbp = ops == NULL ? OFFCPU_UNW_RBP_SAME : OFFCPU_UNW_RBP_UNDEF;
 	} else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
 		   ops[1].atom == DW_OP_plus_uconst) {
 		int64_t off = (int64_t)ops[1].number;
 
 		if (off < INT32_MIN || off > INT32_MAX)
 			goto unsupported;
-		r.rbp = UNWIND_RBP_AT;
+		r.rbp = OFFCPU_UNW_RBP_AT;
 		r.rbp_off = (int32_t)off;
 	}
 	return r;
 unsupported:
-	r = (struct unwind_rule){ .cfa = UNWIND_CFA_NONE, .rbp = UNWIND_RBP_UNDEF };
+	r = (struct unwind_rule){ .cfa = OFFCPU_UNW_CFA_NONE, .rbp = OFFCPU_UNW_RBP_UNDEF };
 	return r;
 }
 
@@ -196,43 +204,58 @@ bad:
 	return -ENOENT;
 }
 
-int unwind_table__build(struct unwind_table *t, struct unwind_rules *rs, const char *path,
-			char *err, size_t errlen)
+/* Record the PT_LOAD segments: where each file offset is in ELF addresses. */
+static int read_loads(struct unwind_table *t, Elf *elf, const char *name, char *err, size_t errlen)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n)) {
+		snprintf(err, errlen, "%s: no program headers", name);
+		return -EINVAL;
+	}
+	for (i = 0; i < n && t->nr_loads < UNWIND_MAX_LOADS; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		t->loads[t->nr_loads++] = (struct unwind_load){ .offset = ph.p_offset,
+								.vaddr = ph.p_vaddr,
+								.filesz = ph.p_filesz };
+	}
+	if (!t->nr_loads) {
+		snprintf(err, errlen, "%s: no loadable segment", name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int build_elf(struct unwind_table *t, struct unwind_rules *rs, Elf *elf, const char *name,
+		     char *err, size_t errlen)
 {
 	uint64_t *starts = NULL;
 	size_t nr = 0, i;
 	Dwarf_CFI *cfi = NULL;
 	GElf_Ehdr eh;
-	Elf *elf = NULL;
-	int fd, e = 0;
+	int e = 0;
 
-	memset(t, 0, sizeof(*t));
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		e = -errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-e));
-		return e;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || !gelf_getehdr(elf, &eh)) {
-		snprintf(err, errlen, "%s is not an ELF file", path);
-		e = -EINVAL;
-		goto out;
+		snprintf(err, errlen, "%s is not an ELF file", name);
+		return -EINVAL;
 	}
 	if (eh.e_machine != EM_X86_64) {
-		snprintf(err, errlen, "%s is not x86-64", path);
-		e = -ENOTSUP;
-		goto out;
+		snprintf(err, errlen, "%s is not x86-64", name);
+		return -ENOTSUP;
 	}
+	e = read_loads(t, elf, name, err, errlen);
+	if (e)
+		return e;
 	e = fde_starts(elf, &starts, &nr, err, errlen);
 	if (e)
-		goto out;
+		return e;
 	cfi = dwarf_getcfi_elf(elf);
 	if (!cfi) {
-		snprintf(err, errlen, "%s: no usable .eh_frame: %s", path, dwarf_errmsg(-1));
-		e = -EINVAL;
-		goto out;
+		snprintf(err, errlen, "%s: no usable .eh_frame: %s", name, dwarf_errmsg(-1));
+		free(starts);
+		return -EINVAL;
 	}
 	for (i = 0; i < nr && !e; i++) {
 		uint64_t addr = starts[i], bound = i + 1 < nr ? starts[i + 1] : UINT64_MAX;
@@ -253,9 +276,9 @@ int unwind_table__build(struct unwind_table *t, struct unwind_rules *rs, const c
 				free(f);
 				break;
 			}
-			r = frame_rule(f);
+			r = frame_rule(f, signal);
 			free(f);
-			t->unsupported += r.cfa == UNWIND_CFA_NONE;
+			t->unsupported += r.cfa == OFFCPU_UNW_CFA_NONE;
 			k = rule_index(rs, &r);
 			e = k < 0 ? (int)k : add_row(t, addr, (uint32_t)k);
 			addr = end;
@@ -266,16 +289,71 @@ int unwind_table__build(struct unwind_table *t, struct unwind_rules *rs, const c
 	}
 	if (e == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
-out:
 	free(starts);
-	if (cfi)
-		dwarf_cfi_end(cfi);
+	dwarf_cfi_end(cfi);
+	return e;
+}
+
+int unwind_table__build(struct unwind_table *t, struct unwind_rules *rs, const char *path,
+			char *err, size_t errlen)
+{
+	Elf *elf;
+	int fd, e;
+
+	memset(t, 0, sizeof(*t));
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-e));
+		return e;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	e = build_elf(t, rs, elf, path, err, errlen);
 	if (elf)
 		elf_end(elf);
 	close(fd);
 	if (e)
 		unwind_table__free(t);
 	return e;
+}
+
+int unwind_table__build_mem(struct unwind_table *t, struct unwind_rules *rs, const void *image,
+			    size_t size, const char *name, char *err, size_t errlen)
+{
+	Elf *elf;
+	int e;
+
+	memset(t, 0, sizeof(*t));
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)image, size);
+	e = build_elf(t, rs, elf, name, err, errlen);
+	if (elf)
+		elf_end(elf);
+	if (e)
+		unwind_table__free(t);
+	return e;
+}
+
+int unwind_table__bias(const struct unwind_table *t, uint64_t start, uint64_t pgoff,
+		       uint64_t *bias)
+{
+	const struct unwind_load *l = NULL;
+	size_t i;
+
+	/* the segment mapped from this offset (the loader maps a segment from
+	 * its offset rounded down to a page), else the one holding it */
+	for (i = 0; i < t->nr_loads && !l; i++)
+		if ((t->loads[i].offset & ~4095ULL) == pgoff)
+			l = &t->loads[i];
+	for (i = 0; i < t->nr_loads && !l; i++)
+		if (pgoff >= t->loads[i].offset && pgoff < t->loads[i].offset + t->loads[i].filesz)
+			l = &t->loads[i];
+	if (!l)
+		return -ENOENT;
+	/* file offset x is at start + x - pgoff, and at ELF address x - offset + vaddr */
+	*bias = start - pgoff + l->offset - l->vaddr;
+	return 0;
 }
 
 const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t addr)

@@ -16,30 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../util/hashmap.h"
+#include "../offcpu.h"
 
-enum unwind_cfa {
-	UNWIND_CFA_RSP, /* CFA = rsp + cfa_off */
-	UNWIND_CFA_RBP, /* CFA = rbp + cfa_off */
-	UNWIND_CFA_PLT, /* a PLT entry: CFA = rsp + 8 + ((rip & 15) >= 11 ? 8 : 0) */
-	UNWIND_CFA_NONE, /* no FDE covers the range, or a rule offcpu cannot follow */
-};
-
-enum unwind_rbp {
-	UNWIND_RBP_SAME, /* the caller's rbp is this frame's */
-	UNWIND_RBP_AT, /* saved at CFA + rbp_off */
-	UNWIND_RBP_UNDEF, /* undefined */
-};
-
-/* One rule; the return address is always at CFA - 8 on x86-64. */
-struct unwind_rule {
-	uint8_t cfa; /* enum unwind_cfa */
-	uint8_t rbp; /* enum unwind_rbp */
-	uint8_t outermost; /* the return address is undefined: _start, clone3, start_thread */
-	uint8_t pad;
-	int32_t cfa_off;
-	int32_t rbp_off;
-};
-_Static_assert(sizeof(struct unwind_rule) == 12, "unwind_rule");
+/*
+ * One rule: the ABI's (offcpu.h), with the return address always at CFA - 8
+ * on x86-64; OFFCPU_UNW_CFA_SIGNAL for rt_sigreturn's frame.
+ */
+#define unwind_rule offcpu_unw_rule
 
 #define UNWIND_RULE_NONE 0 /* rule 0 of every set: CFA_NONE */
 
@@ -55,11 +38,20 @@ struct unwind_row {
 	uint32_t pad;
 };
 
+/* A loadable segment: file offset -> ELF address. */
+struct unwind_load {
+	uint64_t offset, vaddr, filesz;
+};
+
+#define UNWIND_MAX_LOADS 8
+
 struct unwind_table {
 	struct unwind_row *rows; /* sorted by start; a range ends where the next row starts */
 	size_t nr, cap;
 	size_t fdes; /* FDEs read */
 	size_t unsupported; /* rows whose rule offcpu cannot follow (CFA_NONE inside an FDE) */
+	struct unwind_load loads[UNWIND_MAX_LOADS]; /* its PT_LOAD segments */
+	size_t nr_loads;
 };
 
 /* Rule 0 (none) exists from the start. Returns 0 or -ENOMEM. */
@@ -73,6 +65,16 @@ void unwind_rules__free(struct unwind_rules *rs);
  */
 int unwind_table__build(struct unwind_table *t, struct unwind_rules *rs, const char *path,
 			char *err, size_t errlen);
+/* The same from an ELF image in memory (the vDSO), @name in messages. */
+int unwind_table__build_mem(struct unwind_table *t, struct unwind_rules *rs, const void *image,
+			    size_t size, const char *name, char *err, size_t errlen);
+/*
+ * The bias of a mapping of the object at file offset @pgoff from @start:
+ * address - bias is the ELF address. Returns 0, or -ENOENT when no segment
+ * holds that offset.
+ */
+int unwind_table__bias(const struct unwind_table *t, uint64_t start, uint64_t pgoff,
+		       uint64_t *bias);
 /* The row whose range holds @addr, or NULL when @addr precedes the first. */
 const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t addr);
 void unwind_table__free(struct unwind_table *t);

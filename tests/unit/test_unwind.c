@@ -2,7 +2,11 @@
 /* Unwind tables from .eh_frame (issue 13, first piece). No root needed. */
 #include <errno.h>
 #include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
 #include "unit.h"
 #include "unwind/tables.h"
 
@@ -31,7 +35,7 @@ static void test_own_binary(void)
 	if (row) {
 		r = &rs.v[row->rule];
 		/* at a function's first instruction the CFA is rsp + 8, rbp untouched */
-		CHECK(r->cfa == UNWIND_CFA_RSP && r->cfa_off == 8 && r->rbp == UNWIND_RBP_SAME &&
+		CHECK(r->cfa == OFFCPU_UNW_CFA_RSP && r->cfa_off == 8 && r->rbp == OFFCPU_UNW_RBP_SAME &&
 		      !r->outermost);
 	}
 	CHECK(t.fdes > 100 && t.nr >= t.fdes);
@@ -66,7 +70,7 @@ static void test_libc(void)
 		const struct unwind_rule *r = &rs.v[t.rows[i].rule];
 
 		outermost += r->outermost;
-		followable += r->cfa != UNWIND_CFA_NONE;
+		followable += r->cfa != OFFCPU_UNW_CFA_NONE;
 	}
 	CHECK(outermost > 0); /* clone3, start_thread: the walk's natural end */
 	CHECK(followable * 100 > t.nr * 85); /* the rest: gaps between functions */
@@ -76,7 +80,104 @@ static void test_libc(void)
 	unwind_rules__free(&rs);
 }
 
+/* libc's rt_sigreturn trampoline gets the signal-frame rule, found at pc - 1 too */
+static void test_signal_frame(void)
+{
+	struct unwind_rules rs;
+	struct unwind_table t;
+	const struct unwind_row *row;
+	void *restore = dlsym(RTLD_DEFAULT, "__restore_rt");
+	Dl_info info;
+	char err[256];
+	uint64_t vaddr;
+
+	if (!restore || !dladdr(restore, &info) || !info.dli_fname) {
+		fprintf(stderr, "  SKIP: __restore_rt is not exported here\n");
+		return;
+	}
+	CHECK(unwind_rules__init(&rs) == 0);
+	CHECK(unwind_table__build(&t, &rs, info.dli_fname, err, sizeof(err)) == 0);
+	vaddr = (uint64_t)(uintptr_t)restore - (uint64_t)(uintptr_t)info.dli_fbase;
+	row = unwind_table__find(&t, vaddr - 1); /* a return address's lookup */
+	CHECK(row && rs.v[row->rule].cfa == OFFCPU_UNW_CFA_SIGNAL);
+	row = unwind_table__find(&t, vaddr);
+	CHECK(row && rs.v[row->rule].cfa == OFFCPU_UNW_CFA_SIGNAL);
+	unwind_table__free(&t);
+	unwind_rules__free(&rs);
+}
+
+struct bias_arg {
+	const char *name;
+	uint64_t start, end, pgoff;
+	bool found;
+};
+
+/* the executable mapping of the object at @name, from this process's maps */
+static void find_text(struct bias_arg *a)
+{
+	char line[512], perms[8], path[256];
+	unsigned long long s, e, off;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		path[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %255s", &s, &e, perms, &off, path) >= 4 &&
+		    perms[2] == 'x' && strstr(path, a->name)) {
+			a->start = s;
+			a->end = e;
+			a->pgoff = off;
+			a->found = true;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* a mapping's bias takes an address to the object's ELF address: libc and the vDSO */
+static void test_bias_and_vdso(void)
+{
+	struct unwind_rules rs;
+	struct unwind_table t;
+	struct bias_arg a = { .name = "libc.so.6" };
+	uint64_t bias, vdso = getauxval(AT_SYSINFO_EHDR);
+	void *fn = dlsym(RTLD_DEFAULT, "nanosleep");
+	const struct unwind_row *row;
+	Dl_info info;
+	char err[256];
+
+	CHECK(unwind_rules__init(&rs) == 0);
+	find_text(&a);
+	CHECK(a.found && fn && dladdr(fn, &info));
+	if (a.found && fn && dladdr(fn, &info)) {
+		CHECK(unwind_table__build(&t, &rs, info.dli_fname, err, sizeof(err)) == 0);
+		CHECK(unwind_table__bias(&t, a.start, a.pgoff, &bias) == 0);
+		/* a shared object's ELF addresses are offsets from its load base */
+		CHECK(bias == (uint64_t)(uintptr_t)info.dli_fbase);
+		row = unwind_table__find(&t, (uint64_t)(uintptr_t)fn - bias);
+		CHECK(row && rs.v[row->rule].cfa == OFFCPU_UNW_CFA_RSP && rs.v[row->rule].cfa_off == 8);
+		CHECK(unwind_table__bias(&t, a.start, 1ULL << 40, &bias) == -ENOENT);
+		unwind_table__free(&t);
+	}
+	/* the vDSO, from memory: a table, the first row at or below its functions */
+	if (vdso) {
+		struct bias_arg v = { .name = "[vdso]" };
+
+		find_text(&v);
+		CHECK(v.found);
+		CHECK(unwind_table__build_mem(&t, &rs, (const void *)vdso, v.end - v.start, "[vdso]", err,
+					      sizeof(err)) == 0);
+		CHECK(t.fdes > 0 && t.nr > 0);
+		CHECK(unwind_table__bias(&t, v.start, 0, &bias) == 0 && bias == vdso);
+		unwind_table__free(&t);
+	}
+	CHECK(unwind_table__build_mem(&t, &rs, "not an elf", 10, "junk", err, sizeof(err)) < 0);
+	unwind_rules__free(&rs);
+}
+
 const struct unit_test unwind_tests[] = {
+	{ "unwind: the signal trampoline's rule", test_signal_frame },
+	{ "unwind: a mapping's bias, the vDSO's table", test_bias_and_vdso },
 	{ "unwind: the unit binary's own table", test_own_binary },
 	{ "unwind: libc's table", test_libc },
 	{ 0 },
