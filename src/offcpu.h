@@ -72,6 +72,7 @@ struct offcpu_task {
 	__u64 user_stack;
 	__u64 ran_ns; /* the task's CPU time (sum_exec_runtime) when it blocked */
 	__u64 nvcsw; /* its voluntary switches at the last switch-out seen (tp_btf) */
+	__u64 stack_lo, stack_hi; /* the user stack mapping its sp was last seen in (table walk) */
 	__u32 state;
 	__u32 pad;
 };
@@ -101,7 +102,108 @@ enum offcpu_counter {
 	OFFCPU_CNT_VERIFY_KERNEL_BAD, /* --verify-stacks: kernel stacks that differed */
 	OFFCPU_CNT_USER_HELPER, /* user stacks the kernel's helper walked (not offcpu's walk) */
 	OFFCPU_CNT_KERNEL_HELPER, /* kernel stacks the kernel's helper walked (not offcpu's walk) */
-	OFFCPU_CNT_NR,
+	OFFCPU_CNT_UNW_REQUESTS, /* table walk: processes or mappings asked of user space */
+	OFFCPU_CNT_UNW_COPY_FAIL, /* table walk: stack copies that failed (words read one by one) */
+	OFFCPU_CNT_UNW_VERIFY_LOST, /* --verify-stacks: table walks not sent to the oracle (buffer full) */
+	OFFCPU_CNT_UNW_END, /* table walk: blocks whose walk ended for reason 0; + reason: the others */
+	OFFCPU_CNT_NR = OFFCPU_CNT_UNW_END + 8,
 };
+
+/*
+ * User stacks from unwind tables (--unwind=tables, x86-64, tp_btf).
+ *
+ * User space builds a table for each object from its .eh_frame: sorted rows,
+ * each the start of an address range (the object's own ELF addresses) and the
+ * index of its rule in one rule array shared by all objects. All objects'
+ * rows sit in one array; an object is a slice of it. A process is a sorted
+ * list of its executable mappings, each naming its object.
+ */
+#define OFFCPU_UNW_MAPS 256 /* executable mappings per process */
+#define OFFCPU_UNW_RULES 16384
+#define OFFCPU_UNW_OBJS 8192
+#define OFFCPU_UNW_MAX_ROWS (1u << 24) /* the row search takes 24 steps at most */
+#define OFFCPU_UNW_COPY 8192 /* bytes of user stack copied at most, from sp */
+
+enum offcpu_unw_cfa {
+	OFFCPU_UNW_CFA_RSP, /* CFA = rsp + cfa_off */
+	OFFCPU_UNW_CFA_RBP, /* CFA = rbp + cfa_off */
+	OFFCPU_UNW_CFA_PLT, /* a PLT entry: CFA = rsp + 8 + ((rip & 15) >= 11 ? 8 : 0) */
+	OFFCPU_UNW_CFA_NONE, /* no rule: the walk ends */
+	OFFCPU_UNW_CFA_SIGNAL, /* a signal frame: registers saved in the ucontext at rsp */
+};
+
+enum offcpu_unw_rbp {
+	OFFCPU_UNW_RBP_SAME, /* unchanged */
+	OFFCPU_UNW_RBP_AT, /* saved at CFA + rbp_off */
+	OFFCPU_UNW_RBP_UNDEF,
+};
+
+struct offcpu_unw_rule {
+	__u8 cfa; /* enum offcpu_unw_cfa */
+	__u8 rbp; /* enum offcpu_unw_rbp */
+	__u8 outermost; /* no caller: _start, clone3, start_thread */
+	__u8 pad;
+	__s32 cfa_off;
+	__s32 rbp_off;
+	__u32 pad2; /* 16 bytes: an array's element stride */
+};
+
+struct offcpu_unw_row {
+	__u32 start; /* ELF address where the range begins */
+	__u32 rule; /* index into the rule array */
+};
+
+struct offcpu_unw_obj {
+	__u32 first; /* its first row */
+	__u32 nr; /* its rows; 0: no table */
+};
+
+struct offcpu_unw_map {
+	__u64 start, end; /* the mapping's addresses */
+	__u64 bias; /* address - bias = ELF address in the object */
+	__u32 obj; /* index into the object array; 0: no table (JIT, no .eh_frame) */
+	__u32 pad;
+};
+
+struct offcpu_unw_proc {
+	__u32 nr;
+	__u32 pad;
+	struct offcpu_unw_map maps[OFFCPU_UNW_MAPS]; /* sorted by start, disjoint */
+};
+
+/*
+ * How a table walk ended. Where it did not reach the outermost frame, the
+ * stack ends with a mark frame, an address below any mapping, that carries
+ * the reason and the index of the frame where tables stopped:
+ * OFFCPU_UNW_MARK | at << 4 | reason. The first three go on by frame
+ * pointers from that frame.
+ */
+enum offcpu_unw_end {
+	OFFCPU_UNW_COMPLETE = 0, /* reached the outermost frame */
+	OFFCPU_UNW_NO_PROC, /* the process's tables were not loaded yet */
+	OFFCPU_UNW_NO_MAPPING, /* the pc is in no mapping known yet */
+	OFFCPU_UNW_NO_TABLE, /* the object has no table (no .eh_frame, JIT code, memory full) */
+	OFFCPU_UNW_NO_RULE, /* the table has no rule for the pc */
+	OFFCPU_UNW_BAD_FRAME, /* the CFA or the return address is impossible */
+	OFFCPU_UNW_READ_FAULT, /* the stack could not be read */
+	OFFCPU_UNW_DEPTH, /* more frames than a stack holds */
+	OFFCPU_UNW_END_NR,
+};
+
+/* --verify-stacks with tables: a walk and what it walked, for the DWARF oracle */
+struct offcpu_unw_sample {
+	__u32 tgid, tid;
+	__u64 ip, sp, bp; /* the user registers */
+	__u32 nr; /* frames in ips, the mark included */
+	__u32 copy_len; /* bytes of stack from sp */
+	__u64 ips[OFFCPU_MAX_STACK_DEPTH];
+	__u8 stack[OFFCPU_UNW_COPY];
+};
+
+#define OFFCPU_UNW_MARK 0x800ULL
+#define OFFCPU_UNW_IS_MARK(ip) (((ip) & ~0x7ffULL) == OFFCPU_UNW_MARK)
+#define OFFCPU_UNW_MARK_OF(reason, at) (OFFCPU_UNW_MARK | ((__u64)(at) << 4) | (reason))
+#define OFFCPU_UNW_MARK_REASON(ip) ((unsigned)((ip) & 0xf))
+#define OFFCPU_UNW_MARK_AT(ip) ((unsigned)(((ip) >> 4) & 0x7f))
 
 #endif /* OFFCPU_H */

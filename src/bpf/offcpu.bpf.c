@@ -73,6 +73,11 @@ const volatile __u32 user_max_depth = OFFCPU_MAX_STACK_DEPTH;
 /* offcpu's user stack walk (x86-64); off: the kernel's helper walks every
  * user stack (user space turns it off if the program does not load with it) */
 const volatile bool user_walker = true;
+/* --unwind=tables: the user walker steps by unwind tables (x86-64), frame
+ * pointers only where no table is loaded; off: frame pointers throughout */
+const volatile bool unwind_tables = false;
+/* bytes of user stack copied per block at most (OFFCPU_UNW_COPY) */
+const volatile __u32 unwind_copy = OFFCPU_UNW_COPY;
 /* --verify-stacks: also run the kernel's helpers and count every difference */
 const volatile bool verify_stacks = false;
 /* tests only (OFFCPU_FAULT_SKIP_SWITCH_IN=N): ignore every Nth switch-in of
@@ -90,6 +95,7 @@ const volatile __u32 fault_refuse = 0;
 #define FAULT_REFUSE_KORC 1
 #define FAULT_REFUSE_USER 2
 #define FAULT_REFUSE_TP_BTF 4
+#define FAULT_REFUSE_TABLES 8
 /* a load through a scalar: "invalid mem access", whatever the kernel */
 #define REFUSED() (*(volatile __u64 *)bpf_ktime_get_ns())
 
@@ -117,12 +123,13 @@ struct {
 } kstacks SEC(".maps");
 
 /* A stack being built: one frame more than a stack holds, for the zero after
- * the last frame. [1] holds the kernel helper's result under --verify-stacks. */
+ * the last frame. [1] holds the kernel helper's result under --verify-stacks,
+ * [2] the frame-pointer walk's when tables walked. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, scratch_t);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 } scratch SEC(".maps");
 
 struct {
@@ -131,6 +138,82 @@ struct {
 	__type(value, struct offcpu_val);
 	__uint(max_entries, 16384);
 } summed SEC(".maps");
+
+/* Unwind tables (see offcpu.h), written by user space through mmap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct offcpu_unw_row);
+	__uint(max_entries, 1); /* sized by user space (--unwind-mem) */
+} unw_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct offcpu_unw_rule);
+	__uint(max_entries, OFFCPU_UNW_RULES);
+} unw_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct offcpu_unw_obj);
+	__uint(max_entries, OFFCPU_UNW_OBJS);
+} unw_objs SEC(".maps");
+
+/* a process's executable mappings, by process id */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct offcpu_unw_proc);
+	__uint(max_entries, 4096);
+} unw_procs SEC(".maps");
+
+/* processes whose mappings user space is asked to (re)load: id -> time asked */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1024);
+} unw_req SEC(".maps");
+
+/* --verify-stacks with tables: walks and their stack copies for the oracle */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22); /* one page when not verifying */
+} unw_verify SEC(".maps");
+
+/* the copy of the top of a user stack, and 8 bytes of slack for a read at its
+ * end; then the bounds of a binary search (see uw_rule()) */
+struct uw_state {
+	__u64 pc, sp, bp; /* the frame being unwound */
+	__u64 copy_at, copy_len; /* the copy: copy_len bytes from copy_at */
+	__u64 lo, hi; /* a binary search's bounds */
+	__u32 reason; /* enum offcpu_unw_end */
+	__u32 mark_at; /* the frame where tables stopped */
+	__u32 last_map; /* 1 + the mapping the last pc was in; 0: none */
+	__u32 tgid;
+	__u32 max;
+	__u8 fp; /* frame pointers from here on */
+	__u8 interrupted; /* pc is where the thread stopped, not a return address */
+	__u8 pad[2];
+};
+
+struct unw_copy_buf {
+	__u8 b[OFFCPU_UNW_COPY + 8];
+	struct uw_state st;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unw_copy_buf);
+	__uint(max_entries, 1);
+} unw_copy SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -369,22 +452,32 @@ static __always_inline bool same_stack(const __u64 *a, long na, const __u64 *b, 
  * kernel would walk differently (no user memory, an io_uring or other user
  * worker, a 32-bit task), to let the kernel's helper decide.
  */
-static __always_inline long user_walk(struct task_struct *task, __u64 *buf)
+static __always_inline long table_walk(struct task_struct *task, struct pt_regs *regs,
+				       struct offcpu_task *t, __u64 *buf);
+
+/* The user registers of @task, or NULL where the kernel would walk differently. */
+static __always_inline struct pt_regs *user_regs(struct task_struct *task)
 {
 	struct pt_regs *regs;
+
+	if (!task->mm || (task->flags & (PF_USER_WORKER | PF_IO_WORKER)))
+		return NULL;
+	/* pending uretprobes: the kernel puts back the return addresses their
+	 * trampolines replaced (6.11+); the helper does that */
+	if (bpf_core_field_exists(task->utask) && task->utask && task->utask->return_instances)
+		return NULL;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs || regs->cs != USER64_CS)
+		return NULL;
+	return regs;
+}
+
+static __always_inline long fp_walk(struct pt_regs *regs, __u64 *buf)
+{
 	__u64 fp, frame[2];
 	long n = 1;
 	int i;
 
-	if (!task->mm || (task->flags & (PF_USER_WORKER | PF_IO_WORKER)))
-		return -1;
-	/* pending uretprobes: the kernel puts back the return addresses their
-	 * trampolines replaced (6.11+); the helper does that */
-	if (bpf_core_field_exists(task->utask) && task->utask && task->utask->return_instances)
-		return -1;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs || regs->cs != USER64_CS)
-		return -1;
 	buf[0] = regs->ip;
 	fp = regs->bp;
 	for (i = 1; i < OFFCPU_MAX_STACK_DEPTH && i < user_max_depth; i++) {
@@ -403,19 +496,430 @@ static __always_inline long user_walk(struct task_struct *task, __u64 *buf)
 	}
 	return blur(buf, n);
 }
+
+static __always_inline long user_walk(struct task_struct *task, struct offcpu_task *t, __u64 *buf)
+{
+	struct pt_regs *regs = user_regs(task);
+
+	if (!regs)
+		return -1;
+	if (unwind_tables) {
+		if (fault_refuse & FAULT_REFUSE_TABLES)
+			return REFUSED();
+		return table_walk(task, regs, t, buf);
+	}
+	return fp_walk(regs, buf);
+}
+
+/*
+ * The table walk. Its state passes from frame to frame through bpf_loop:
+ * the verifier checks one frame's step once, whatever the depth.
+ */
+struct uw {
+	__u64 *buf; /* the frames */
+	__u8 *copy; /* the stack copy */
+	struct uw_state *s; /* the rest, in map memory (see below) */
+	struct offcpu_unw_proc *proc;
+};
+
+/*
+ * The number of frames so far lives in buf's last slot, memory the verifier
+ * does not track: kept in the walk's state it would tell every frame's step
+ * apart, and check the step once per depth (600,000 instructions) instead of
+ * once (see blur()).
+ */
+static __always_inline __u32 uw_n(struct uw *c)
+{
+	return *(volatile __u64 *)&c->buf[OFFCPU_MAX_STACK_DEPTH] & OFFCPU_MAX_STACK_DEPTH;
+}
+
+static __always_inline void uw_set_n(struct uw *c, __u32 n)
+{
+	*(volatile __u64 *)&c->buf[OFFCPU_MAX_STACK_DEPTH] = n;
+}
+
+/* One word of the user stack: from the copy if there, else one read. */
+static __always_inline int uw_read(struct uw *c, __u64 addr, __u64 *out)
+{
+	__u64 off = addr - c->s->copy_at;
+
+	if (addr >= c->s->copy_at && off + 8 <= c->s->copy_len && c->s->copy_len <= OFFCPU_UNW_COPY) {
+		*out = *(__u64 *)(c->copy + (off & (OFFCPU_UNW_COPY - 1)));
+		return 0;
+	}
+	if (addr < user_min_addr)
+		return -1;
+	return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+}
+
+/* Ask user space to load @tgid's mappings (again); it rate-limits. */
+static __always_inline void uw_request(__u32 tgid)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!bpf_map_lookup_elem(&unw_req, &tgid) &&
+	    !bpf_map_update_elem(&unw_req, &tgid, &now, BPF_NOEXIST))
+		count(OFFCPU_CNT_UNW_REQUESTS);
+}
+
+/*
+ * A binary search's bounds live in map memory, which the verifier does not
+ * track: kept in registers, both halves of every step would be states it
+ * cannot merge, 2^steps of them (over its 1,000,000 instruction limit).
+ */
+#define SEARCH_SET(cb, l, h)                            \
+	do {                                            \
+		*(volatile __u64 *)&(cb)->lo = (l);     \
+		*(volatile __u64 *)&(cb)->hi = (h);     \
+	} while (0)
+#define SEARCH_LO(cb) ((__u32) * (volatile __u64 *)&(cb)->lo)
+#define SEARCH_HI(cb) ((__u32) * (volatile __u64 *)&(cb)->hi)
+
+/* The mapping holding @pc, or NULL. */
+static __always_inline struct offcpu_unw_map *uw_map(struct uw *c, __u64 pc)
+{
+	struct offcpu_unw_proc *p = c->proc;
+	struct offcpu_unw_map *m;
+	__u32 lo = 0, hi, mid;
+	int k;
+
+	if (!p)
+		return NULL;
+	if (c->s->last_map) {
+		m = &p->maps[(c->s->last_map - 1) & (OFFCPU_UNW_MAPS - 1)];
+		if (pc >= m->start && pc < m->end)
+			return m;
+	}
+	hi = p->nr;
+	if (!hi || hi > OFFCPU_UNW_MAPS)
+		return NULL;
+	SEARCH_SET(c->s, 0, hi);
+	for (k = 0; k < 9; k++) {
+		lo = SEARCH_LO(c->s);
+		hi = SEARCH_HI(c->s);
+		if (lo + 1 >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (p->maps[mid & (OFFCPU_UNW_MAPS - 1)].start <= pc)
+			SEARCH_SET(c->s, mid, hi);
+		else
+			SEARCH_SET(c->s, lo, mid);
+	}
+	lo = SEARCH_LO(c->s);
+	m = &p->maps[lo & (OFFCPU_UNW_MAPS - 1)];
+	if (pc < m->start || pc >= m->end)
+		return NULL;
+	c->s->last_map = lo + 1;
+	return m;
+}
+
+/* The rule for ELF address @addr of object @obj: NULL with @why when none. */
+static __always_inline struct offcpu_unw_rule *uw_rule(struct uw_state *st, __u32 obj,
+							__u64 addr, __u32 *why)
+{
+	struct offcpu_unw_obj *o = bpf_map_lookup_elem(&unw_objs, &obj);
+	struct offcpu_unw_row *row;
+	__u32 lo, hi, mid;
+	int k;
+
+	if (!o || !o->nr) {
+		*why = OFFCPU_UNW_NO_TABLE;
+		return NULL;
+	}
+	*why = OFFCPU_UNW_NO_RULE;
+	if (addr > 0xffffffffULL)
+		return NULL;
+	SEARCH_SET(st, o->first, o->first + o->nr);
+	for (k = 0; k < 24; k++) {
+		lo = SEARCH_LO(st);
+		hi = SEARCH_HI(st);
+		if (lo + 1 >= hi)
+			break;
+		mid = lo + (hi - lo) / 2;
+		row = bpf_map_lookup_elem(&unw_rows, &mid);
+		if (!row)
+			return NULL;
+		if (row->start <= addr)
+			SEARCH_SET(st, mid, hi);
+		else
+			SEARCH_SET(st, lo, mid);
+	}
+	lo = SEARCH_LO(st);
+	row = bpf_map_lookup_elem(&unw_rows, &lo);
+	if (!row || row->start > addr)
+		return NULL;
+	return bpf_map_lookup_elem(&unw_rules, &row->rule);
+}
+
+/* Add the caller's pc as a frame; 1 when the stack is full. */
+static __always_inline long uw_push(struct uw *c, __u64 pc)
+{
+	__u32 n = uw_n(c);
+
+	if (n >= c->s->max) {
+		c->s->reason = OFFCPU_UNW_DEPTH;
+		return 1;
+	}
+	c->buf[n & OFFCPU_MAX_STACK_DEPTH] = pc;
+	uw_set_n(c, n + 1);
+	return 0;
+}
+
+/* One frame pointer step, as the kernel's walk does it. */
+static __always_inline long uw_fp_step(struct uw *c)
+{
+	__u64 next, ra;
+
+	if (c->s->bp < user_min_addr || uw_read(c, c->s->bp, &next) || uw_read(c, c->s->bp + 8, &ra) || !ra)
+		return 1;
+	c->s->bp = next;
+	c->s->pc = ra;
+	return uw_push(c, ra);
+}
+
+/* Tables stop at the current frame for @why: frame pointers from here. */
+static __always_inline long uw_to_fp(struct uw *c, __u32 why)
+{
+	c->s->reason = why;
+	c->s->mark_at = uw_n(c) - 1;
+	c->s->fp = true;
+	return uw_fp_step(c);
+}
+
+/* Unwind one frame: bpf_loop's callback; 1 ends the walk. */
+static long uw_step(__u32 i, struct uw *c)
+{
+	struct offcpu_unw_rule *r;
+	struct offcpu_unw_map *m;
+	__u64 cfa, ra, bp, sp;
+	__u32 why;
+
+	if (c->s->fp)
+		return uw_fp_step(c);
+	m = uw_map(c, c->s->pc);
+	if (!m) {
+		uw_request(c->s->tgid);
+		return uw_to_fp(c, OFFCPU_UNW_NO_MAPPING);
+	}
+	/* a return address is the instruction after the call: its rule
+	 * may be the next function's; the call itself is one byte before */
+	r = uw_rule(c->s, m->obj, c->s->pc - m->bias - (c->s->interrupted ? 0 : 1), &why);
+	if (!r) {
+		if (why == OFFCPU_UNW_NO_TABLE)
+			return uw_to_fp(c, why);
+		c->s->reason = why;
+		return 1;
+	}
+	sp = c->s->sp;
+	switch (r->cfa) {
+	case OFFCPU_UNW_CFA_RSP:
+		cfa = sp + (__s64)r->cfa_off;
+		break;
+	case OFFCPU_UNW_CFA_RBP:
+		cfa = c->s->bp + (__s64)r->cfa_off;
+		break;
+	case OFFCPU_UNW_CFA_PLT:
+		cfa = sp + 8 + ((c->s->pc & 15) >= 11 ? 8 : 0);
+		break;
+	case OFFCPU_UNW_CFA_SIGNAL:
+		/* rt_sigreturn's frame: the interrupted registers are in the
+		 * ucontext at rsp (uc_mcontext at 40: rbp at +80, rsp +120, rip +128) */
+		if (uw_read(c, sp + 120, &bp) || uw_read(c, sp + 160, &cfa) ||
+		    uw_read(c, sp + 168, &ra)) {
+			c->s->reason = OFFCPU_UNW_READ_FAULT;
+			return 1;
+		}
+		if (ra < user_min_addr) {
+			c->s->reason = OFFCPU_UNW_BAD_FRAME;
+			return 1;
+		}
+		c->s->bp = bp;
+		c->s->sp = cfa;
+		c->s->pc = ra;
+		c->s->interrupted = true;
+		return uw_push(c, ra);
+	default:
+		c->s->reason = OFFCPU_UNW_NO_RULE;
+		return 1;
+	}
+	if (r->outermost)
+		return 1; /* complete */
+	/* a caller's frame lies above its callee's */
+	if (cfa < sp + 8) {
+		c->s->reason = OFFCPU_UNW_BAD_FRAME;
+		return 1;
+	}
+	if (uw_read(c, cfa - 8, &ra)) {
+		c->s->reason = OFFCPU_UNW_READ_FAULT;
+		return 1;
+	}
+	if (r->rbp == OFFCPU_UNW_RBP_AT) {
+		if (uw_read(c, cfa + (__s64)r->rbp_off, &bp)) {
+			c->s->reason = OFFCPU_UNW_READ_FAULT;
+			return 1;
+		}
+		c->s->bp = bp;
+	} else if (r->rbp == OFFCPU_UNW_RBP_UNDEF) {
+		c->s->bp = 0;
+	}
+	if (!ra)
+		return 1; /* complete: a zero return address ends the chain */
+	if (ra < user_min_addr) {
+		c->s->reason = OFFCPU_UNW_BAD_FRAME;
+		return 1;
+	}
+	c->s->sp = cfa;
+	c->s->pc = ra;
+	c->s->interrupted = false;
+	return uw_push(c, ra);
+}
+
+struct uw_vma {
+	__u64 lo, hi;
+};
+
+static long uw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, struct uw_vma *v)
+{
+	v->lo = vma->vm_start;
+	v->hi = vma->vm_end;
+	return 0;
+}
+
+/*
+ * The user stack of @task (current, switching out) by its unwind tables,
+ * into @buf: frames, then a mark frame if the walk did not reach the
+ * outermost frame. @t caches the bounds of the stack mapping, which the copy
+ * of the stack's top must not cross (a copy that crosses fails whole).
+ */
+static __always_inline long table_walk(struct task_struct *task, struct pt_regs *regs,
+				       struct offcpu_task *t, __u64 *buf)
+{
+	struct uw c = {};
+	struct uw_vma v = {};
+	struct unw_copy_buf *cb;
+	__u32 zero = 0, n;
+	__u64 len;
+
+	cb = bpf_map_lookup_elem(&unw_copy, &zero);
+	if (!cb)
+		return -1;
+	c.buf = buf;
+	c.copy = cb->b;
+	c.s = &cb->st;
+	__builtin_memset(c.s, 0, sizeof(*c.s));
+	c.s->max = user_max_depth < OFFCPU_MAX_STACK_DEPTH ? user_max_depth : OFFCPU_MAX_STACK_DEPTH;
+	c.s->pc = regs->ip;
+	c.s->sp = regs->sp;
+	c.s->bp = regs->bp;
+	c.s->tgid = task->tgid;
+	c.s->interrupted = true;
+	buf[0] = c.s->pc;
+	uw_set_n(&c, 1);
+	c.proc = bpf_map_lookup_elem(&unw_procs, &c.s->tgid);
+	if (!c.proc) {
+		uw_request(c.s->tgid);
+		c.s->reason = OFFCPU_UNW_NO_PROC;
+		c.s->fp = true;
+	}
+	if (!c.s->fp) {
+		if (!(c.s->sp >= t->stack_lo && c.s->sp < t->stack_hi)) {
+			if (bpf_find_vma(task, c.s->sp, uw_vma_cb, &v, 0) == 0 && v.hi > c.s->sp) {
+				t->stack_lo = v.lo;
+				t->stack_hi = v.hi;
+			} else {
+				t->stack_lo = t->stack_hi = 0;
+			}
+		}
+		/* up to the end of the mapping; unknown: of the page */
+		len = t->stack_hi ? t->stack_hi - c.s->sp : 4096 - (c.s->sp & 4095);
+		if (len > unwind_copy)
+			len = unwind_copy;
+		if (len > OFFCPU_UNW_COPY)
+			len = OFFCPU_UNW_COPY;
+		if (len && bpf_probe_read_user(c.copy, len, (void *)c.s->sp) == 0) {
+			c.s->copy_at = c.s->sp;
+			c.s->copy_len = len;
+		} else {
+			count(OFFCPU_CNT_UNW_COPY_FAIL);
+		}
+	}
+	bpf_loop(OFFCPU_MAX_STACK_DEPTH, uw_step, &c, 0);
+	count(OFFCPU_CNT_UNW_END + (c.s->reason & 7));
+	n = uw_n(&c);
+	/* a walk that stopped names the frame it stopped at */
+	if (c.s->reason != OFFCPU_UNW_COMPLETE && !c.s->fp)
+		c.s->mark_at = n - 1;
+	if (c.s->reason != OFFCPU_UNW_COMPLETE) {
+		/* the mark replaces the last frame if the stack is full */
+		if (n >= c.s->max)
+			n = c.s->max - 1;
+		buf[n & OFFCPU_MAX_STACK_DEPTH] = OFFCPU_UNW_MARK_OF(c.s->reason & 0xf, c.s->mark_at & 0x7f);
+		n++;
+	}
+	return blur(buf, n);
+}
+
+/*
+ * --verify-stacks with tables: the frame-pointer walk is still checked
+ * against the kernel's helper (@vbuf, @vn), and the table walk in @buf goes
+ * with its stack copy to user space, whose DWARF unwinder (libdw, as perf
+ * report's) walks the same copy for comparison.
+ */
+static __always_inline void verify_tables(struct task_struct *task, __u64 *buf, long n,
+					  __u64 *vbuf, long vn)
+{
+	__u32 zero = 0, two = 2;
+	__u64 *fbuf = bpf_map_lookup_elem(&scratch, &two);
+	struct unw_copy_buf *cb = bpf_map_lookup_elem(&unw_copy, &zero);
+	struct pt_regs *regs = user_regs(task);
+	struct offcpu_unw_sample *smp;
+	__u64 len;
+	long fn;
+
+	if (!fbuf || !cb || !regs)
+		return;
+	fn = fp_walk(regs, fbuf);
+	if (!same_stack(fbuf, fn, vbuf, vn))
+		count(OFFCPU_CNT_VERIFY_USER_BAD);
+	smp = bpf_ringbuf_reserve(&unw_verify, sizeof(*smp), 0);
+	if (!smp) {
+		count(OFFCPU_CNT_UNW_VERIFY_LOST);
+		return;
+	}
+	smp->tgid = task->tgid;
+	smp->tid = task->pid;
+	smp->ip = regs->ip;
+	smp->sp = regs->sp;
+	smp->bp = regs->bp;
+	smp->nr = n;
+	bpf_probe_read_kernel(smp->ips, sizeof(smp->ips), buf);
+	len = cb->st.copy_at == regs->sp ? cb->st.copy_len : 0;
+	if (len > OFFCPU_UNW_COPY)
+		len = OFFCPU_UNW_COPY;
+	smp->copy_len = len;
+	/* all of it: a size the verifier of 6.1 can bound after a spill */
+	bpf_probe_read_kernel(smp->stack, sizeof(smp->stack), cb->b);
+	bpf_ringbuf_submit(smp, 0);
+}
 #else
 /*
  * Elsewhere (arm64, ...) the kernel's helper walks every user stack: the walk
  * above reads x86-64's registers (cs, ip, bp) and frame layout.
  */
-static __always_inline long user_walk(struct task_struct *task, __u64 *buf)
+static __always_inline long user_walk(struct task_struct *task, struct offcpu_task *t, __u64 *buf)
 {
 	return -1;
+}
+
+static __always_inline void verify_tables(struct task_struct *task, __u64 *buf, long n,
+					  __u64 *vbuf, long vn)
+{
 }
 #endif
 
 /* The user stack of the task switching out (current), stored: its key or 0. */
-static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, bool btf)
+static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, struct offcpu_task *t,
+					bool btf)
 {
 	__u32 zero = 0, one = 1;
 	__u64 *buf = bpf_map_lookup_elem(&scratch, &zero), *vbuf;
@@ -427,7 +931,7 @@ static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, boo
 	if (btf && user_walker) {
 		if (fault_refuse & FAULT_REFUSE_USER)
 			return REFUSED();
-		n = user_walk(prev, buf);
+		n = user_walk(prev, t, buf);
 	}
 	if (n < 0) {
 		n = bpf_get_stack(ctx, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64),
@@ -441,7 +945,9 @@ static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, boo
 			vn = bpf_get_stack(ctx, vbuf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64),
 					   BPF_F_USER_STACK);
 			count(OFFCPU_CNT_VERIFIED);
-			if (!same_stack(buf, n, vbuf, frames_of(vn)))
+			if (unwind_tables)
+				verify_tables(prev, buf, n, vbuf, frames_of(vn));
+			else if (!same_stack(buf, n, vbuf, frames_of(vn)))
 				count(OFFCPU_CNT_VERIFY_USER_BAD);
 		}
 	}
@@ -461,7 +967,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 {
 	t->ran_ns = ran_ns;
 	t->state = state;
-	t->user_stack = user_stacks ? user_stack(ctx, prev, btf) : 0;
+	t->user_stack = user_stacks ? user_stack(ctx, prev, t, btf) : 0;
 	t->cgroup_id = record_cgroup ? bpf_get_current_cgroup_id() : 0;
 	t->ts = now;
 }
@@ -758,7 +1264,12 @@ static __always_inline void follow(struct task_struct *parent, struct task_struc
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	__u8 active = OFFCPU_FILTER_ACTIVE, *v;
 
-	if (!follow_forks || ptgid == ctgid)
+	if (ptgid == ctgid)
+		return;
+	/* a new process: mappings left under its id by an earlier one are not its */
+	if (unwind_tables)
+		bpf_map_delete_elem(&unw_procs, &ctgid);
+	if (!follow_forks)
 		return;
 	v = bpf_map_lookup_elem(&tgid_filter, &ptgid);
 	if (!v || *v != OFFCPU_FILTER_ACTIVE)
@@ -775,6 +1286,14 @@ static __always_inline void arm_at_exec(struct task_struct *p)
 
 	if (v && *v == OFFCPU_FILTER_AT_EXEC)
 		*v = OFFCPU_FILTER_ACTIVE;
+	/* a new program: its mappings are loaded again, now, before it blocks
+	 * where possible (for a process recorded, or one that had tables) */
+	if (unwind_tables && (bpf_map_delete_elem(&unw_procs, &tgid) == 0 ||
+			      !filter_tgid || (v && *v == OFFCPU_FILTER_ACTIVE))) {
+		__u64 now = bpf_ktime_get_ns();
+
+		bpf_map_update_elem(&unw_req, &tgid, &now, BPF_ANY);
+	}
 }
 
 SEC("tp_btf/sched_process_exec")

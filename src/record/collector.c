@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <bpf/btf.h>
@@ -28,7 +29,10 @@ struct collector {
 	struct offcpu_bpf *skel;
 	bool raw_tp;
 	/* which of offcpu's own stack walkers the loaded program uses */
-	bool korc, user_walker;
+	bool korc, user_walker, tables;
+	struct collector_unwind_maps unw; /* with tables: the arrays mapped here */
+	void *unw_p[3];
+	size_t unw_len[3];
 	/* the walkers and programs that fell back, and why ("" when none) */
 	char fallbacks[768];
 	struct ring_buffer *rb;
@@ -174,7 +178,7 @@ static uint64_t sysctl_u64(const char *path, uint64_t dflt)
  * ORC kernel stack walker (@korc, whose addresses are in @syms) and the user
  * stack walker (@user_walker). */
 static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp, bool korc,
-				    const struct korc_syms *syms, bool user_walker)
+				    const struct korc_syms *syms, bool user_walker, bool tables)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
 	struct offcpu_bpf *skel;
@@ -212,13 +216,27 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 		warned = true;
 		/* korc, user, tp_btf: the verifier refuses that piece (tests) */
 		skel->rodata->fault_refuse = (strstr(v, "korc") ? 1 : 0) | (strstr(v, "user") ? 2 : 0) |
-					     (strstr(v, "tp_btf") ? 4 : 0);
+					     (strstr(v, "tp_btf") ? 4 : 0) | (strstr(v, "tables") ? 8 : 0);
 	}
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"))
 		skel->rodata->fault_skip_in = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"), NULL, 10);
 	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"))
 		skel->rodata->fault_skip_out = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"), NULL, 10);
 	skel->rodata->user_walker = user_walker;
+	skel->rodata->unwind_tables = user_walker && tables;
+	if (getenv("OFFCPU_UNWIND_COPY")) /* bench: bytes of stack copied */
+		skel->rodata->unwind_copy = (uint32_t)strtoul(getenv("OFFCPU_UNWIND_COPY"), NULL, 0);
+	/* unused maps take one element: the rows are what costs */
+	bpf_map__set_max_entries(skel->maps.unw_rows, user_walker && tables ? o->unwind_rows : 1);
+	if (!(user_walker && tables)) {
+		bpf_map__set_max_entries(skel->maps.unw_rules, 1);
+		bpf_map__set_max_entries(skel->maps.unw_objs, 1);
+		bpf_map__set_max_entries(skel->maps.unw_procs, 1);
+		bpf_map__set_max_entries(skel->maps.unw_req, 1);
+		bpf_map__set_max_entries(skel->maps.unw_copy, 1);
+	}
+	if (!(user_walker && tables && o->verify_stacks))
+		bpf_map__set_max_entries(skel->maps.unw_verify, (uint32_t)sysconf(_SC_PAGESIZE));
 #ifdef OFFCPU_KORC
 	if (korc) {
 		skel->rodata->korc_syms = *syms;
@@ -266,8 +284,10 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 		bpf_map__set_max_entries(skel->maps.perf_events, 1);
 	if (!raw_tp)
 		bpf_map__set_max_entries(skel->maps.tasks, 1); /* task storage instead */
-	if (!o->follow_forks) {
+	/* with tables, a fork of a new process forgets mappings left under its id */
+	if (!o->follow_forks && !(user_walker && tables && !raw_tp))
 		bpf_program__set_autoload(skel->progs.on_fork, false);
+	if (!o->follow_forks) {
 		bpf_program__set_autoload(skel->progs.on_fork_raw, false);
 	}
 	/* the unused per-task store of the other path costs nothing but a map */
@@ -370,12 +390,13 @@ static void log_verified(struct collector *c)
 }
 
 /* Try to load the skeleton for one configuration; on failure, its cause. */
-static int try_load(struct collector *c, const struct collector_opts *o, bool korc,
-		    const struct korc_syms *syms, bool user_walker, char *cause, size_t len)
+static int try_load1(struct collector *c, const struct collector_opts *o, bool korc,
+		     const struct korc_syms *syms, bool user_walker, bool tables, char *cause,
+		     size_t len)
 {
 	int err;
 
-	c->skel = open_skel(o, c->raw_tp, korc, syms, user_walker);
+	c->skel = open_skel(o, c->raw_tp, korc, syms, user_walker, tables);
 	if (!c->skel) {
 		err = -errno;
 		snprintf(cause, len, "cannot open the BPF object: %s", strerror(-err));
@@ -391,6 +412,39 @@ static int try_load(struct collector *c, const struct collector_opts *o, bool ko
 	offcpu_bpf__destroy(c->skel);
 	c->skel = NULL;
 	return err;
+}
+
+/* One configuration; with the user walker, by tables if asked, else (or if
+ * the kernel refuses them) by frame pointers, the fallback named. */
+static int try_load(struct collector *c, const struct collector_opts *o, bool korc,
+		    const struct korc_syms *syms, bool user_walker, char *cause, size_t len)
+{
+	char why[320];
+	int err;
+
+	c->tables = false;
+	if (user_walker && o->unwind_tables && !c->raw_tp) {
+		err = try_load1(c, o, korc, syms, true, true, why, sizeof(why));
+		if (!err) {
+			c->tables = true;
+			return 0;
+		}
+		if (err == -EPERM) {
+			snprintf(cause, len, "%s", why);
+			return err;
+		}
+		pr_info("the program did not load with the unwind table walk: %s", why);
+		err = try_load1(c, o, korc, syms, true, false, cause, len);
+		if (!err) {
+			char what[400];
+
+			snprintf(what, sizeof(what), "it did not load: %.320s", why);
+			add_fallback(c, "the unwind table walk is off, user stacks follow frame pointers "
+					"(--unwind=fp)", what);
+		}
+		return err;
+	}
+	return try_load1(c, o, korc, syms, user_walker, false, cause, len);
 }
 
 /*
@@ -488,6 +542,48 @@ static int load(struct collector *c, const struct collector_opts *o, char *msg, 
 	return 0;
 }
 
+/* Map the unwind table arrays into this process: user space fills them in place. */
+static int map_unwind(struct collector *c)
+{
+	struct bpf_map *maps[3] = { c->skel->maps.unw_rows, c->skel->maps.unw_rules,
+				    c->skel->maps.unw_objs };
+	void **p = c->unw_p;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		/* an array's elements are 8-byte aligned: these are 8, 16, 8 bytes */
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+		c->unw_len[i] = ((size_t)bpf_map__value_size(maps[i]) * bpf_map__max_entries(maps[i]) +
+				 pg - 1) / pg * pg;
+		p[i] = mmap(NULL, c->unw_len[i], PROT_READ | PROT_WRITE, MAP_SHARED,
+			    bpf_map__fd(maps[i]), 0);
+		if (p[i] == MAP_FAILED) {
+			p[i] = NULL;
+			c->unw_len[i] = 0;
+			return -errno;
+		}
+	}
+	c->unw = (struct collector_unwind_maps){
+		.rows = p[0], .rules = p[1], .objs = p[2],
+		.nr_rows = bpf_map__max_entries(maps[0]),
+		.nr_rules = bpf_map__max_entries(maps[1]),
+		.nr_objs = bpf_map__max_entries(maps[2]),
+		.procs_fd = bpf_map__fd(c->skel->maps.unw_procs),
+		.req_fd = bpf_map__fd(c->skel->maps.unw_req),
+		.verify_fd = bpf_map__fd(c->skel->maps.unw_verify),
+	};
+	return 0;
+}
+
+bool collector__unwind_maps(struct collector *c, struct collector_unwind_maps *m)
+{
+	if (!c->tables || !c->unw.rows)
+		return false;
+	*m = c->unw;
+	return true;
+}
+
 struct collector *collector__open(const struct collector_opts *o, char *msg, size_t len)
 {
 	struct collector *c = calloc(1, sizeof(*c));
@@ -504,6 +600,11 @@ struct collector *collector__open(const struct collector_opts *o, char *msg, siz
 	if (err) {
 		if (!msg[0])
 			snprintf(msg, len, "failed to load BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	err = c->tables ? map_unwind(c) : 0;
+	if (err) {
+		snprintf(msg, len, "cannot map the unwind table arrays: %s", strerror(-err));
 		goto fail;
 	}
 	err = fill_filters(c, o);
@@ -721,6 +822,9 @@ void collector__free(struct collector *c)
 		return;
 	ring_buffer__free(c->rb);
 	perf_buffer__free(c->pb);
+	for (i = 0; i < 3; i++)
+		if (c->unw_p[i])
+			munmap(c->unw_p[i], c->unw_len[i]);
 	offcpu_bpf__destroy(c->skel);
 	for (i = 0; i < c->nr_stacks; i++)
 		free(c->stacks[i]);

@@ -30,6 +30,8 @@ struct collector_opts {
 	const int *output_cpus; /* the cpu of each */
 	size_t nr_output_fds;
 	bool force_raw_tp; /* skip tp_btf (tests the fallback) */
+	bool unwind_tables; /* walk user stacks by unwind tables (x86-64, tp_btf) */
+	uint32_t unwind_rows; /* rows the table array holds */
 	const char *btf_path; /* custom kernel BTF, or NULL */
 };
 
@@ -53,6 +55,21 @@ const char *collector__attach_kind(const struct collector *c);
  * a fallback). Never silent: record prints it at the start and in the summary.
  */
 const char *collector__fallbacks(const struct collector *c);
+/*
+ * The unwind table maps, for the loader (record/unwinder.c): the three arrays
+ * mapped into this process, and the process and request maps' fds.
+ */
+struct collector_unwind_maps {
+	struct offcpu_unw_row *rows;
+	struct offcpu_unw_rule *rules;
+	struct offcpu_unw_obj *objs;
+	uint32_t nr_rows, nr_rules, nr_objs;
+	int procs_fd, req_fd;
+	int verify_fd; /* --verify-stacks: ring buffer of struct offcpu_unw_sample */
+};
+/* Whether the loaded program walks by tables; then fills @m. */
+bool collector__unwind_maps(struct collector *c, struct collector_unwind_maps *m);
+
 /* Detach the programs: no block is counted after this. */
 void collector__detach(struct collector *c);
 

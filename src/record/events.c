@@ -21,7 +21,7 @@
  * user frames after PERF_CONTEXT_USER, the innermost frame as its ip.
  */
 int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
-			 uint64_t period, uint32_t cpu, char *buf, size_t cap)
+			 uint64_t period, uint32_t cpu, char *buf, size_t cap, unsigned *unw)
 {
 	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 2];
 	const uint64_t *kips = NULL, *uips = NULL;
@@ -49,11 +49,21 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	}
 	/* A frame-pointer walk through code without frame pointers (Debian's
 	 * libc) can run into data: stop at the first word that cannot be a user
-	 * address (above 2^56, the top of 5-level user space, or in page 0). */
-	for (i = 0; i < nu; i++)
+	 * address (above 2^56, the top of 5-level user space, or in page 0), but
+	 * for the table walk's mark, which ends a stack it did not complete. */
+	*unw = 0;
+	for (i = 0; i < nu; i++) {
+		if (OFFCPU_UNW_IS_MARK(uips[i]) && r->tables) {
+			*unw = 1 + OFFCPU_UNW_MARK_REASON(uips[i]);
+			i++;
+			break;
+		}
 		if (uips[i] < 4096 || uips[i] >= (1ULL << 56))
 			break;
+	}
 	nu = i;
+	if (nu && r->tables && !*unw)
+		*unw = 1 + OFFCPU_UNW_COMPLETE;
 	if (nu) {
 		chain[s.nr_ips++] = PERF_CONTEXT_USER;
 		memcpy(&chain[s.nr_ips], uips, nu * sizeof(*uips));

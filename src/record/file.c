@@ -26,13 +26,16 @@ static int write_summed(const struct offcpu_key *k, const struct offcpu_val *v, 
 {
 	struct drain_ctx *d = arg;
 	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
-	int size = encode_offcpu(d->r, k, d->time, v->total_ns, v->last_cpu, buf, sizeof(buf));
+	unsigned unw;
+	int size = encode_offcpu(d->r, k, d->time, v->total_ns, v->last_cpu, buf, sizeof(buf), &unw);
 
 	if (size < 0)
 		return size;
 	perf_writer__note_time(d->r->w, d->time);
 	d->r->st.summed_samples++;
 	d->r->st.offcpu_ns += v->total_ns;
+	if (unw)
+		d->r->st.unwind_ns[(unw - 1) % OFFCPU_UNW_END_NR] += v->total_ns;
 	intset__add(&d->r->st.threads, (int)k->pid);
 	return perf_writer__write(d->r->w, (const void *)buf);
 }
@@ -49,6 +52,7 @@ static void all_counters(struct record *r, uint64_t *cnt)
 
 void print_summary(struct record *r, uint64_t file_size)
 {
+	struct unwinder_stats ust = { 0 };
 	uint64_t cnt[CNT_ALL];
 	struct summary s = {
 		.cnt = cnt,
@@ -71,8 +75,12 @@ void print_summary(struct record *r, uint64_t file_size)
 		.verify_stacks = r->o.verify_stacks,
 		.kernel_stacks = r->o.stacks & STACKS_KERNEL,
 		.fallbacks = collector__fallbacks(r->coll),
+		.unwind_ns = r->unw ? r->st.unwind_ns : NULL,
+		.unw = r->unw ? &ust : NULL,
 	};
 
+	if (r->unw)
+		unwinder__stats(r->unw, &ust);
 	all_counters(r, cnt);
 	summary__print(stderr, &s);
 }

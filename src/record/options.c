@@ -25,6 +25,8 @@ enum {
 	OPT_OVERWRITE,
 	OPT_THREADS,
 	OPT_VERIFY_STACKS,
+	OPT_UNWIND,
+	OPT_UNWIND_MEM,
 };
 
 static const struct argp_option record_options[] = {
@@ -37,6 +39,8 @@ static const struct argp_option record_options[] = {
 	{ 0, 0, 0, 0, "What to record:", 2 },
 	{ "off-cpu-thresh", OPT_THRESH, "MS", 0, "Blocks of at least MS milliseconds are written at once as their own sample, with their real time; shorter ones are summed in the kernel and written at the end (default 500; 0 writes every block)", 2 },
 	{ "stacks", OPT_STACKS, "user|kernel|both", 0, "Which call chains to record (default user)", 2 },
+	{ "unwind", OPT_UNWIND, "tables|fp", 0, "How user stacks are walked: tables (default) unwinds from each object's .eh_frame, complete through code built without frame pointers (glibc, most distribution binaries), and by frame pointers only where no table is loaded yet, marked so; fp follows frame pointers only, as perf does (cheaper; stops where a frame pointer is missing)", 2 },
+	{ "unwind-mem", OPT_UNWIND_MEM, "SIZE", 0, "Kernel memory for unwind tables, shared by all objects (default 16M: 2 million rows, about 25 processes the size of python3; objects that do not fit are walked by frame pointers, and the summary says so)", 2 },
 	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted), T (stopped), I (idle); default S,D", 2 },
 	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock: also sample on-CPU (at -F or 4000 Hz); offcpu-time: the default", 2 },
@@ -287,6 +291,19 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_RAW_TP:
 		o->force_raw_tp = true;
 		break;
+	case OPT_UNWIND:
+		if (!strcmp(arg, "tables"))
+			o->unwind = UNWIND_TABLES;
+		else if (!strcmp(arg, "fp"))
+			o->unwind = UNWIND_FP;
+		else
+			return usage_error(st, "invalid --unwind '%s' (tables or fp)", arg);
+		break;
+	case OPT_UNWIND_MEM:
+		if (parse_size(arg, &o->unwind_mem) || o->unwind_mem < (1 << 20) ||
+		    o->unwind_mem > (uint64_t)OFFCPU_UNW_MAX_ROWS * sizeof(struct offcpu_unw_row))
+			return usage_error(st, "invalid --unwind-mem '%s' (1M to 128M)", arg);
+		break;
 	case OPT_VERIFY_STACKS:
 		o->verify_stacks = true;
 		break;
@@ -326,6 +343,8 @@ void record_opts__defaults(struct record_opts *o)
 	o->stacks = STACKS_USER;
 	o->buffer_bytes = 4 << 20;
 	o->transport = OFFCPU_TRANSPORT_RINGBUF;
+	o->unwind = UNWIND_TABLES;
+	o->unwind_mem = 16 << 20;
 }
 
 int record_opts__parse(struct record_opts *o, int argc, char **argv)

@@ -15,6 +15,7 @@
 #define DEFAULT_FREQ 4000
 
 enum { STACKS_USER = 1, STACKS_KERNEL = 2 };
+enum { UNWIND_TABLES, UNWIND_FP };
 
 struct record_opts {
 	const char *output;
@@ -43,6 +44,8 @@ struct record_opts {
 	const char *btf_path;
 	bool force_raw_tp;
 	bool verify_stacks;
+	int unwind; /* UNWIND_TABLES or UNWIND_FP */
+	uint64_t unwind_mem; /* bytes for unwind table rows */
 	bool quiet;
 	char **argv; /* workload */
 	int argc;

@@ -192,11 +192,60 @@ static int main_loop(struct record *r)
 	return err;
 }
 
+/*
+ * With unwind tables: load the running targets' tables now, before they
+ * block, and serve the BPF program's requests from a thread (a workload's
+ * at its exec, every other process when it first blocks).
+ */
+static int start_unwinder(struct record *r)
+{
+	struct collector_unwind_maps m;
+	char msg[256];
+	size_t i;
+	int err;
+
+	if (!collector__unwind_maps(r->coll, &m))
+		return 0;
+	r->unw = unwinder__new(&m, msg, sizeof(msg));
+	if (!r->unw) {
+		pr_err("%s", msg);
+		return -ENOMEM;
+	}
+	r->tables = true;
+	for (i = 0; i < r->o.nr_pids; i++) {
+		err = unwinder__add_process(r->unw, r->o.pids[i]);
+		if (err && err != -ESRCH)
+			pr_warn("cannot load the unwind tables of process %d: %s", r->o.pids[i],
+				strerror(-err));
+	}
+	for (i = 0; i < r->o.nr_tids; i++) {
+		int tgid = tid_to_tgid(r->o.tids[i]);
+
+		if (tgid > 0)
+			unwinder__add_process(r->unw, tgid);
+	}
+	err = unwinder__start(r->unw);
+	if (err)
+		pr_err("cannot start the unwind table loader: %s", strerror(-err));
+	return err;
+}
+
+/* The workload at its entry point: its libraries are mapped, it has not run. */
+static void load_at_entry(void *arg, int pid)
+{
+	struct record *r = arg;
+	int err = unwinder__add_process(r->unw, pid);
+
+	if (err)
+		pr_warn("cannot load the unwind tables of the command: %s", strerror(-err));
+}
+
 static int finish(struct record *r)
 {
 	int err;
 
 	collector__detach(r->coll);
+	unwinder__stop(r->unw);
 	err = stop_threads(r);
 	if (err)
 		return err;
@@ -307,12 +356,17 @@ int cmd_record(int argc, char **argv)
 		if (err)
 			goto out;
 	}
+	co.unwind_tables = r.o.unwind == UNWIND_TABLES && (r.o.stacks & STACKS_USER);
+	co.unwind_rows = (uint32_t)(r.o.unwind_mem / sizeof(struct offcpu_unw_row));
 	r.coll = collector__open(&co, msg, sizeof(msg));
 	if (!r.coll) {
 		err = -errno;
 		pr_err("%s", msg);
 		goto out;
 	}
+	err = start_unwinder(&r);
+	if (err)
+		goto out;
 	if (r.o.argc) {
 		err = workload__prepare(&r.wl, r.o.argv);
 		if (err) {
@@ -340,7 +394,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (r.have_workload) {
-		err = workload__start(&r.wl);
+		err = workload__start(&r.wl, r.unw ? load_at_entry : NULL, &r);
 		if (err) {
 			pr_err("cannot execute '%s': %s", r.o.argv[0], strerror(-err));
 			goto out;
@@ -388,6 +442,7 @@ out:
 		output__discard(&r.out);
 	output__free(&r.out);
 	perf_writer__free(r.w);
+	unwinder__free(r.unw);
 	collector__free(r.coll);
 	perf_rings__free(r.sb);
 	perf_rings__free(r.oncpu);

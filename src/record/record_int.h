@@ -21,6 +21,7 @@
 #include "output.h"
 #include "rings.h"
 #include "target.h"
+#include "unwinder.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/writer.h"
 #include "../util/intset.h"
@@ -43,12 +44,15 @@ struct stats {
 	uint64_t summed_samples, streamed_samples, oncpu_samples;
 	uint64_t offcpu_ns;
 	uint64_t sideband_lost, oncpu_lost;
+	uint64_t unwind_ns[OFFCPU_UNW_END_NR]; /* off-CPU time by how its table walk ended */
 	struct intset threads;
 };
 
 struct record {
 	struct record_opts o;
 	struct collector *coll;
+	struct unwinder *unw; /* --unwind=tables: the table loader */
+	bool tables; /* user stacks are walked by tables */
 	struct perf_rings *sb, *oncpu;
 	struct perf_rings *bpf_out; /* --overwrite: where BPF writes blocks */
 	uint64_t snap_last; /* newest time already in a snapshot */
@@ -103,8 +107,9 @@ int push_oncpu(const struct perf_event_header *h, void *arg);
 
 /* events.c: perf records from the BPF ABI */
 int declare_events(struct record *r);
+/* @unw: 1 + how the table walk of its user stack ended (enum offcpu_unw_end), 0: no walk */
 int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
-			 uint64_t period, uint32_t cpu, char *buf, size_t cap);
+			 uint64_t period, uint32_t cpu, char *buf, size_t cap, unsigned *unw);
 int open_oncpu(struct record *r, int cgroup_fd);
 int synthesize(struct record *r);
 int write_lost_samples(struct record *r, uint64_t lost, uint64_t time);

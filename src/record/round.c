@@ -63,18 +63,19 @@ int push_stream(const struct offcpu_event *e, void *arg)
 {
 	struct sink *k = arg;
 	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
+	unsigned unw;
 	int size;
 
 	if (k->shared)
 		pthread_mutex_lock(&k->r->lock);
-	size = encode_offcpu(k->r, &e->key, e->time, e->period, e->cpu, buf, sizeof(buf));
+	size = encode_offcpu(k->r, &e->key, e->time, e->period, e->cpu, buf, sizeof(buf), &unw);
 	if (k->shared)
 		pthread_mutex_unlock(&k->r->lock);
 	if (size < 0)
 		return size;
 	size = perf_queue__push(k->batch, (const void *)buf, e->time, SRC_OFFCPU);
 	if (!size) /* what account() counts, known here */
-		perf_queue__set_aux(k->batch, e->period, e->key.pid);
+		perf_queue__set_aux(k->batch, e->period, e->key.pid | (uint64_t)unw << 32);
 	return size;
 }
 
@@ -99,7 +100,9 @@ static void account(struct record *r, const struct perf_event_header *h, int kin
 	} else if (kind == SRC_OFFCPU) {
 		r->st.streamed_samples++;
 		r->st.offcpu_ns += aux[0];
-		intset__add(&r->st.threads, (int)aux[1]);
+		intset__add(&r->st.threads, (int)(uint32_t)aux[1]);
+		if (aux[1] >> 32)
+			r->st.unwind_ns[((aux[1] >> 32) - 1) % OFFCPU_UNW_END_NR] += aux[0];
 	}
 }
 

@@ -31,6 +31,52 @@ const struct loss losses[] = {
 };
 const size_t nr_losses = ARRAY_SIZE(losses);
 
+const char *const unwind_end_names[OFFCPU_UNW_END_NR] = {
+	[OFFCPU_UNW_COMPLETE] = "complete",
+	[OFFCPU_UNW_NO_PROC] = "process not loaded yet, frame pointers from the first frame",
+	[OFFCPU_UNW_NO_MAPPING] = "pc in no mapping known yet, frame pointers from there",
+	[OFFCPU_UNW_NO_TABLE] = "object without a table, frame pointers from there",
+	[OFFCPU_UNW_NO_RULE] = "ended: no rule for a pc",
+	[OFFCPU_UNW_BAD_FRAME] = "ended: impossible frame",
+	[OFFCPU_UNW_READ_FAULT] = "ended: stack not readable",
+	[OFFCPU_UNW_DEPTH] = "ended: depth limit",
+};
+
+/* Off-CPU time by how its user stack's table walk ended, and the tables' cost. */
+static void print_unwind(FILE *f, const struct summary *s)
+{
+	const struct unwinder_stats *u = s->unw;
+	uint64_t all = 0;
+	char used[32], cap[32];
+	int i;
+
+	for (i = 0; i < OFFCPU_UNW_END_NR; i++)
+		all += s->unwind_ns[i];
+	fprintf(f, "offcpu: user stacks by unwind tables: ");
+	if (!all)
+		fprintf(f, "none walked");
+	for (i = 0; i < OFFCPU_UNW_END_NR && all; i++)
+		if (s->unwind_ns[i] || i == OFFCPU_UNW_COMPLETE)
+			fprintf(f, "%s%.1f%% of the time %s", i ? "; " : "",
+				100.0 * (double)s->unwind_ns[i] / (double)all, unwind_end_names[i]);
+	fprintf(f, "\n");
+	fmt_size(u->rows * sizeof(struct offcpu_unw_row), used, sizeof(used));
+	fmt_size(u->bytes, cap, sizeof(cap));
+	fprintf(f, "offcpu: unwind tables: %llu objects (%llu without a table), %llu rows (%s), "
+		"%llu rules; %s of kernel memory (--unwind-mem); built in %.0f ms for %llu process "
+		"loads\n", (unsigned long long)u->objects, (unsigned long long)u->no_table,
+		(unsigned long long)u->rows, used, (unsigned long long)u->rules, cap,
+		(double)u->build_ns / 1e6, (unsigned long long)u->processes);
+	if (u->mem_full)
+		fprintf(f, "offcpu: WARNING: %llu objects were left without a table: the table "
+			"memory is full (raise --unwind-mem); frame pointers were followed there\n",
+			(unsigned long long)u->mem_full);
+	if (u->truncated)
+		fprintf(f, "offcpu: WARNING: %llu process loads had more than %d executable "
+			"mappings; the rest were walked by frame pointers\n",
+			(unsigned long long)u->truncated, OFFCPU_UNW_MAPS);
+}
+
 static const char *const kind_tag[] = {
 	[LOSS_TIME] = "[time lost]",
 	[LOSS_DEGRADED] = "[degraded]",
@@ -87,6 +133,8 @@ void summary__print(FILE *f, const struct summary *s)
 			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_KERNEL_BAD],
 			(unsigned long long)cnt[OFFCPU_CNT_USER_HELPER],
 			(unsigned long long)cnt[OFFCPU_CNT_KERNEL_HELPER]);
+	if (s->unwind_ns && s->unw)
+		print_unwind(f, s);
 	if (s->fallbacks)
 		fprintf(f, "offcpu: FALLBACK: %s\n", s->fallbacks);
 	if (cnt[OFFCPU_CNT_RECOVERED])

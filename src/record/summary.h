@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "../offcpu.h"
+#include "unwinder.h"
 
 /* The BPF program's counters, then those user space keeps. */
 enum {
@@ -56,7 +57,14 @@ struct summary {
 	uint64_t file_size;
 	bool verify_stacks, kernel_stacks;
 	const char *fallbacks; /* what fell back on this kernel, or NULL */
+	/* --unwind=tables: off-CPU time by how the walk of its user stack ended
+	 * (OFFCPU_UNW_END_NR), and the tables; NULL without */
+	const uint64_t *unwind_ns;
+	const struct unwinder_stats *unw;
 };
+
+/* What each way a table walk ends is called in the summary and the report. */
+extern const char *const unwind_end_names[OFFCPU_UNW_END_NR];
 
 /* Print the summary to @f: counts, the output, then every loss by the table. */
 void summary__print(FILE *f, const struct summary *s);

@@ -11,6 +11,10 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/auxv.h>
+#include <elf.h>
 #include "options.h"
 #include "target.h"
 #include "../perfdata/format.h"
@@ -68,6 +72,9 @@ int workload__prepare(struct workload *w, char **argv)
 		/* Wait for the collector; EOF (parent died) means do not run. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
+		/* held at its entry point (workload__start): stopped by the exec */
+		if (c == 'h' && ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(127);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0)
@@ -83,12 +90,96 @@ int workload__prepare(struct workload *w, char **argv)
 	return 0;
 }
 
-int workload__start(struct workload *w)
+#if defined(__x86_64__)
+/* The program's entry point, from its auxiliary vector. */
+static uint64_t entry_point(int pid)
+{
+	uint64_t av[2], entry = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	f = fopen(path, "re");
+	while (f && fread(av, sizeof(av), 1, f) == 1 && av[0] != AT_NULL)
+		if (av[0] == AT_ENTRY)
+			entry = av[1];
+	if (f)
+		fclose(f);
+	return entry;
+}
+
+/*
+ * Run the traced child, stopped after its exec, up to its entry point: the
+ * dynamic loader has mapped its libraries then and nothing of the program
+ * has run. Call @at_entry there, then let it go. Returns 0, or -errno when
+ * it could not be held (it runs on untraced), or -ECHILD when it ended.
+ */
+static int hold_at_entry(struct workload *w, void (*at_entry)(void *arg, int pid), void *arg)
+{
+	struct user_regs_struct regs;
+	uint64_t entry;
+	long orig;
+	int st, sig = 0, err = 0;
+
+	if (waitpid(w->pid, &st, 0) != w->pid)
+		return -errno;
+	if (!WIFSTOPPED(st)) {
+		w->status = st;
+		w->reaped = true;
+		return -ECHILD;
+	}
+	/* the program and the dynamic loader are mapped: the loader's blocks
+	 * (reading the libraries) come before the entry point */
+	at_entry(arg, w->pid);
+	entry = entry_point(w->pid);
+	errno = 0;
+	orig = entry ? ptrace(PTRACE_PEEKTEXT, w->pid, (void *)entry, NULL) : -1;
+	if (!entry || errno ||
+	    ptrace(PTRACE_POKETEXT, w->pid, (void *)entry, (void *)((orig & ~0xffL) | 0xcc))) {
+		err = entry ? -errno : -ENOENT;
+		ptrace(PTRACE_DETACH, w->pid, NULL, NULL);
+		return err;
+	}
+	for (;;) {
+		if (ptrace(PTRACE_CONT, w->pid, NULL, (void *)(long)sig))
+			return -errno;
+		if (waitpid(w->pid, &st, 0) != w->pid)
+			return -errno;
+		if (!WIFSTOPPED(st)) {
+			w->status = st;
+			w->reaped = true;
+			return -ECHILD;
+		}
+		sig = WSTOPSIG(st);
+		if (sig != SIGTRAP)
+			continue; /* its own signal: delivered */
+		if (ptrace(PTRACE_GETREGS, w->pid, NULL, &regs))
+			return -errno;
+		if (regs.rip == entry + 1)
+			break;
+	}
+	regs.rip = entry;
+	if (ptrace(PTRACE_POKETEXT, w->pid, (void *)entry, (void *)orig) ||
+	    ptrace(PTRACE_SETREGS, w->pid, NULL, &regs))
+		err = -errno;
+	if (!err)
+		at_entry(arg, w->pid);
+	if (ptrace(PTRACE_DETACH, w->pid, NULL, NULL) && !err)
+		err = -errno;
+	return err;
+}
+#endif
+
+int workload__start(struct workload *w, void (*at_entry)(void *arg, int pid), void *arg)
 {
 	int e = 0;
 	ssize_t n;
+	bool hold = false;
 
-	if (write(w->go_fd, "g", 1) != 1)
+#if defined(__x86_64__)
+	hold = at_entry != NULL;
+#endif
+	if (write(w->go_fd, hold ? "h" : "g", 1) != 1)
 		return -errno;
 	close(w->go_fd);
 	w->go_fd = -1;
@@ -102,6 +193,14 @@ int workload__start(struct workload *w)
 		w->reaped = true;
 		return -e;
 	}
+#if defined(__x86_64__)
+	if (hold) {
+		e = hold_at_entry(w, at_entry, arg);
+		if (e && e != -ECHILD)
+			pr_warn("could not hold the command at its entry point (%s): its first blocks may "
+				"be walked before its unwind tables are loaded", strerror(-e));
+	}
+#endif
 	return 0;
 }
 

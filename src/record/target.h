@@ -61,8 +61,13 @@ struct workload {
 
 /* Fork a child that waits, then execs @argv. Returns 0 or -errno. */
 int workload__prepare(struct workload *w, char **argv);
-/* Release the child. Returns 0 once it exec'd, or -errno of the failed exec. */
-int workload__start(struct workload *w);
+/*
+ * Release the child. Returns 0 once it exec'd, or -errno of the failed exec.
+ * With @at_entry (x86-64), it is held at the program's entry
+ * point, its libraries mapped and none of its code run, while @at_entry
+ * runs (unwind tables are loaded there).
+ */
+int workload__start(struct workload *w, void (*at_entry)(void *arg, int pid), void *arg);
 /* Reap without blocking; true once it has exited. */
 bool workload__reap(struct workload *w);
 /* Kill a prepared or running workload and reap it. */

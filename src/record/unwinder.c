@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include "unwinder.h"
+#include "../unwind/tables.h"
+#include "../util/hashmap.h"
+#include "../util/util.h"
+
+/* a process is loaded again at most this often, however often it is asked */
+#define RELOAD_NS (100 * 1000000ULL)
+#define POLL_NS (10 * 1000000ULL)
+#define PRUNE_NS (2000 * 1000000ULL)
+
+/* What identifies an object's file: the same file in every process. */
+struct obj_key {
+	uint64_t dev, ino, size, mtime_ns;
+};
+
+struct uobj {
+	struct unwind_load loads[UNWIND_MAX_LOADS];
+	size_t nr_loads;
+	bool table; /* rows loaded */
+};
+
+struct unwinder {
+	struct collector_unwind_maps m;
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool running;
+	volatile int stop;
+	struct unwind_rules rs;
+	size_t rules_published;
+	struct hashmap objs; /* obj_key -> object id */
+	struct uobj *obj; /* by id; 0: none */
+	size_t nr_obj, cap_obj;
+	uint32_t vdso; /* the vDSO's object, 0 until built */
+	bool vdso_tried;
+	struct hashmap last; /* tgid -> when last loaded */
+	struct offcpu_unw_proc *pv; /* scratch value */
+	struct unwinder_stats st;
+};
+
+struct unwinder *unwinder__new(const struct collector_unwind_maps *m, char *msg, size_t len)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u || unwind_rules__init(&u->rs) || !(u->pv = malloc(sizeof(*u->pv))) ||
+	    grow_array((void **)&u->obj, &u->cap_obj, 1, sizeof(*u->obj))) {
+		snprintf(msg, len, "out of memory");
+		unwinder__free(u);
+		return NULL;
+	}
+	u->m = *m;
+	u->nr_obj = 1; /* object 0: no table */
+	pthread_mutex_init(&u->lock, NULL);
+	u->st.rows_cap = m->nr_rows;
+	u->st.bytes = (uint64_t)m->nr_rows * sizeof(struct offcpu_unw_row) +
+		      (uint64_t)m->nr_rules * sizeof(struct offcpu_unw_rule) +
+		      (uint64_t)m->nr_objs * sizeof(struct offcpu_unw_obj);
+	return u;
+}
+
+/*
+ * Put a built table into the BPF arrays: its new rules, then its rows, then
+ * the object's slice (BPF reads an object only once a process names it, and
+ * that update is a system call after all of this). Returns false when it
+ * does not fit.
+ */
+static bool publish(struct unwinder *u, uint32_t id, const struct unwind_table *t)
+{
+	size_t i, first = u->st.rows;
+
+	if (u->rs.nr > u->m.nr_rules)
+		return false;
+	for (i = 0; i < t->nr; i++)
+		if (t->rows[i].start > UINT32_MAX)
+			return false; /* the walk keeps 32-bit addresses */
+	if (t->nr > u->m.nr_rows - first) {
+		u->st.mem_full++;
+		return false;
+	}
+	for (; u->rules_published < u->rs.nr; u->rules_published++)
+		u->m.rules[u->rules_published] = u->rs.v[u->rules_published];
+	for (i = 0; i < t->nr; i++)
+		u->m.rows[first + i] = (struct offcpu_unw_row){ .start = (uint32_t)t->rows[i].start,
+								.rule = t->rows[i].rule };
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	u->m.objs[id] = (struct offcpu_unw_obj){ .first = (uint32_t)first, .nr = (uint32_t)t->nr };
+	u->st.rows += t->nr;
+	u->st.rules = u->rs.nr;
+	return true;
+}
+
+/* A new object from a built (or failed: @t NULL) table. Returns its id or 0. */
+static uint32_t new_object(struct unwinder *u, const struct unwind_table *t)
+{
+	uint32_t id;
+	struct uobj *o;
+
+	if (u->nr_obj >= u->m.nr_objs ||
+	    grow_array((void **)&u->obj, &u->cap_obj, u->nr_obj + 1, sizeof(*u->obj)))
+		return 0;
+	id = (uint32_t)u->nr_obj++;
+	o = &u->obj[id];
+	memset(o, 0, sizeof(*o));
+	if (t) {
+		memcpy(o->loads, t->loads, sizeof(o->loads));
+		o->nr_loads = t->nr_loads;
+		o->table = publish(u, id, t);
+	}
+	if (o->table)
+		u->st.objects++;
+	else
+		u->st.no_table++;
+	return id;
+}
+
+/* The object of the file mapped at /proc/@tgid/map_files/@range, built once. */
+static uint32_t file_object(struct unwinder *u, int tgid, const char *range, const char *name)
+{
+	struct unwind_table t;
+	struct obj_key k = { 0 };
+	struct stat sb;
+	char path[96], err[256];
+	uint64_t *v, t0;
+	uint32_t id;
+	int created;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", tgid, range);
+	if (stat(path, &sb))
+		return 0;
+	k = (struct obj_key){ sb.st_dev, sb.st_ino, (uint64_t)sb.st_size,
+			      (uint64_t)sb.st_mtim.tv_sec * 1000000000ULL + (uint64_t)sb.st_mtim.tv_nsec };
+	v = hashmap__find(&u->objs, &k, sizeof(k));
+	if (v)
+		return (uint32_t)*v;
+	t0 = now_ns();
+	if (unwind_table__build(&t, &u->rs, path, err, sizeof(err))) {
+		pr_info("no unwind table for %s: %s", name, err);
+		id = new_object(u, NULL);
+	} else {
+		id = new_object(u, &t);
+		if (!u->obj[id].table)
+			pr_info("no unwind table for %s: %zu rows do not fit (--unwind-mem)", name, t.nr);
+		unwind_table__free(&t);
+	}
+	u->st.build_ns += now_ns() - t0;
+	v = hashmap__upsert(&u->objs, &k, sizeof(k), &created);
+	if (v)
+		*v = id;
+	return id;
+}
+
+/* The vDSO's object, from this process's own vDSO: the kernel's, the same in every process. */
+static uint32_t vdso_object(struct unwinder *u)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	unsigned long long start, end;
+	struct unwind_table t;
+	char line[512], err[256];
+	size_t size = 0;
+	FILE *f;
+
+	if (u->vdso_tried)
+		return u->vdso;
+	u->vdso_tried = true;
+	f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2 &&
+		    start == base)
+			size = (size_t)(end - start);
+	if (f)
+		fclose(f);
+	if (!base || !size)
+		return 0;
+	if (unwind_table__build_mem(&t, &u->rs, (const void *)base, size, "[vdso]", err,
+				    sizeof(err))) {
+		pr_info("no unwind table for [vdso]: %s", err);
+		u->vdso = new_object(u, NULL);
+		return u->vdso;
+	}
+	u->vdso = new_object(u, &t);
+	unwind_table__free(&t);
+	return u->vdso;
+}
+
+static int load_process(struct unwinder *u, int tgid)
+{
+	struct offcpu_unw_proc *pv = u->pv;
+	char path[64], line[4096 + 128];
+	uint64_t *last;
+	int created;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	pv->nr = 0;
+	pv->pad = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff;
+		char perms[8], range[64];
+		struct offcpu_unw_map *m;
+		uint32_t id = 0;
+		uint64_t bias = 0;
+		int name = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %*u %n", &start, &end, perms, &pgoff,
+			   &name) < 4 || perms[2] != 'x')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (pv->nr == OFFCPU_UNW_MAPS) {
+			u->st.truncated++;
+			break;
+		}
+		if (name && line[name] == '/') {
+			snprintf(range, sizeof(range), "%llx-%llx", start, end);
+			id = file_object(u, tgid, range, line + name);
+		} else if (name && !strcmp(line + name, "[vdso]")) {
+			id = vdso_object(u);
+		}
+		/* no table (or no segment for it): the walk goes on by frame pointers */
+		if (id && u->obj[id].table) {
+			struct unwind_table lt = { .nr_loads = u->obj[id].nr_loads };
+
+			memcpy(lt.loads, u->obj[id].loads, sizeof(lt.loads));
+			if (unwind_table__bias(&lt, start, pgoff, &bias))
+				id = 0;
+		}
+		m = &pv->maps[pv->nr++];
+		*m = (struct offcpu_unw_map){ .start = start, .end = end, .bias = bias, .obj = id };
+	}
+	fclose(f);
+	if (bpf_map_update_elem(u->m.procs_fd, &tgid, pv, BPF_ANY))
+		return -errno;
+	u->st.processes++;
+	last = hashmap__upsert(&u->last, &tgid, sizeof(tgid), &created);
+	if (last)
+		*last = now_ns();
+	return 0;
+}
+
+int unwinder__add_process(struct unwinder *u, int tgid)
+{
+	int err;
+
+	pthread_mutex_lock(&u->lock);
+	err = load_process(u, tgid);
+	pthread_mutex_unlock(&u->lock);
+	return err;
+}
+
+/* Forget processes that are gone: their mappings, and when they were loaded. */
+static void prune(struct unwinder *u)
+{
+	uint32_t key, next, dead[256];
+	size_t nr = 0, i;
+	void *prev = NULL;
+
+	while (nr < 256 && bpf_map_get_next_key(u->m.procs_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (kill((pid_t)key, 0) && errno == ESRCH)
+			dead[nr++] = key;
+	}
+	for (i = 0; i < nr; i++)
+		bpf_map_delete_elem(u->m.procs_fd, &dead[i]);
+}
+
+/* Serve what the BPF program asked for; a process asked again soon waits its turn. */
+static void serve(struct unwinder *u)
+{
+	uint32_t key, next, ask[256];
+	size_t nr = 0, i;
+	void *prev = NULL;
+	uint64_t now = now_ns(), *last;
+
+	while (nr < 256 && bpf_map_get_next_key(u->m.req_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		ask[nr++] = key;
+	}
+	for (i = 0; i < nr; i++) {
+		last = hashmap__find(&u->last, &ask[i], sizeof(ask[i]));
+		if (last && now - *last < RELOAD_NS)
+			continue;
+		bpf_map_delete_elem(u->m.req_fd, &ask[i]);
+		if (unwinder__add_process(u, (int)ask[i]) == -ESRCH)
+			bpf_map_delete_elem(u->m.procs_fd, &ask[i]);
+	}
+}
+
+static void *run(void *arg)
+{
+	struct unwinder *u = arg;
+	struct timespec ts = { 0, (long)POLL_NS };
+	uint64_t pruned = now_ns();
+
+	while (!u->stop) {
+		serve(u);
+		if (now_ns() - pruned > PRUNE_NS) {
+			prune(u);
+			pruned = now_ns();
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+int unwinder__start(struct unwinder *u)
+{
+	sigset_t all, old;
+	int err;
+
+	/* signals go to the main thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(&u->thread, NULL, run, u);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return -err;
+	u->running = true;
+	return 0;
+}
+
+void unwinder__stop(struct unwinder *u)
+{
+	if (!u || !u->running)
+		return;
+	u->stop = 1;
+	pthread_join(u->thread, NULL);
+	u->running = false;
+}
+
+void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
+{
+	pthread_mutex_lock(&u->lock);
+	*st = u->st;
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	unwinder__stop(u);
+	unwind_rules__free(&u->rs);
+	hashmap__free(&u->objs);
+	hashmap__free(&u->last);
+	free(u->obj);
+	free(u->pv);
+	free(u);
+}
