@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "session.h"
+#include "../offcpu.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/reader.h"
 #include "../util/procmaps.h"
@@ -301,13 +302,62 @@ static int resolve_addr(struct session *s, const struct addrspace *as, uint8_t c
 	}
 }
 
+/*
+ * The frame that ends a user stack offcpu's table walk did not complete
+ * (offcpu.h: OFFCPU_UNW_MARK): named for why, and for the object of the
+ * frame where the tables stopped (@user: the user frames, @nr of them).
+ */
+static int mark_frame(struct session *s, const struct addrspace *as, uint64_t mark,
+		      const uint64_t *user, size_t nr, uint32_t *out)
+{
+	unsigned at = OFFCPU_UNW_MARK_AT(mark);
+	const struct vmap *vm = at < nr ? addrspace__find(as, user[at]) : NULL;
+	const char *obj = vm ? strtab__get(&s->p->str, s->p->dsos[s->objs[vm->obj].dso].short_name) :
+			       "an unknown mapping";
+	struct profile_frame f = { .dso = UINT32_MAX };
+	char name[320];
+
+	switch (OFFCPU_UNW_MARK_REASON(mark)) {
+	case OFFCPU_UNW_NO_PROC:
+		snprintf(name, sizeof(name), "[no unwind table yet: frame pointers from here]");
+		break;
+	case OFFCPU_UNW_NO_MAPPING:
+		snprintf(name, sizeof(name), "[no unwind table: %s, frame pointers from there]",
+			 vm ? obj : "a mapping loaded after the process");
+		break;
+	case OFFCPU_UNW_NO_TABLE:
+		snprintf(name, sizeof(name), "[no unwind table: %s, frame pointers from there]", obj);
+		break;
+	case OFFCPU_UNW_NO_RULE:
+		snprintf(name, sizeof(name), "[unwind: no rule for a pc in %s]", obj);
+		break;
+	case OFFCPU_UNW_BAD_FRAME:
+		snprintf(name, sizeof(name), "[unwind: impossible frame in %s]", obj);
+		break;
+	case OFFCPU_UNW_READ_FAULT:
+		snprintf(name, sizeof(name), "[unwind: stack not readable]");
+		break;
+	case OFFCPU_UNW_DEPTH:
+		snprintf(name, sizeof(name), "[unwind: depth limit]");
+		break;
+	default:
+		snprintf(name, sizeof(name), "[unwind: stopped]");
+		break;
+	}
+	f.sym = strtab__add(&s->p->str, name);
+	if (f.sym == UINT32_MAX)
+		return -ENOMEM;
+	out[0] = profile__frame(s->p, &f);
+	return out[0] == UINT32_MAX ? -ENOMEM : 1;
+}
+
 /* Symbolize a call chain (innermost first) into a root-first stack. */
 static uint32_t make_stack(struct session *s, const struct perf_event_header *h,
 			   const struct perf_sample *smp, const struct addrspace *as, bool chain)
 {
 	uint32_t tmp[MAX_INLINE];
 	uint8_t ctx = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	size_t nr = 0, i;
+	size_t nr = 0, i, user = 0;
 	bool first = true;
 	uint64_t ip;
 
@@ -321,7 +371,7 @@ static uint32_t make_stack(struct session *s, const struct perf_event_header *h,
 			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
 				ctx = PERF_RECORD_MISC_KERNEL;
 			else if (ip == (uint64_t)PERF_CONTEXT_USER)
-				ctx = PERF_RECORD_MISC_USER;
+				ctx = PERF_RECORD_MISC_USER, user = i + 1;
 			else
 				ctx = 0xff; /* hypervisor, guest: shown as unknown */
 			first = true;
@@ -329,6 +379,9 @@ static uint32_t make_stack(struct session *s, const struct perf_event_header *h,
 		}
 		if (ctx == 0xff) {
 			n = resolve_addr(s, NULL, PERF_RECORD_MISC_USER, ip, false, tmp, MAX_INLINE);
+		} else if (ctx == PERF_RECORD_MISC_USER && chain && i == smp->nr_ips - 1 &&
+			   OFFCPU_UNW_IS_MARK(ip)) {
+			n = mark_frame(s, as, ip, smp->ips + user, i - user, tmp);
 		} else {
 			n = resolve_addr(s, as, ctx, ip, !first, tmp, MAX_INLINE);
 		}
