@@ -127,6 +127,14 @@ test_kernel_fallbacks_named() {
 		check_threads truth.txt perf.tot 5
 		perf script -i f.data -F ip,sym 2>/dev/null | grep -q pipe_read || fail "no kernel frames"
 	done
+	# the table walk refused: frame pointers walk user stacks, and that is said
+	OFFCPU_FAULT_REFUSE=tables record_truth -o f.data -- "$GT" -r truth.txt
+	cat rec.err
+	[ "$(grep -c "FALLBACK: the unwind table walk is off, user stacks follow frame pointers.*verifier: .*invalid mem access" rec.err)" = 2 ] ||
+		fail "refused tables: the fallback is not named at the start and in the summary"
+	! grep -q "stack walker is off\|user stacks by unwind tables" rec.err || fail "refused tables: more than it fell back"
+	per_tid_perf f.data >perf.tot
+	check_threads truth.txt perf.tot 5
 	# without tp_btf: kernel stacks are refused in one line, user stacks go through raw_tp
 	OFFCPU_FAULT_REFUSE=tp_btf "$OFFCPU" record --stacks both -o f.data -- true 2>rec.err && fail "recorded without tp_btf"
 	cat rec.err
