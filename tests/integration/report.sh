@@ -30,7 +30,7 @@ test_report_groundtruth_outputs() {
 	done <truth.txt
 	[ $bad = 0 ] || fail "folded totals differ from ground truth by more than 5%"
 	# folded lines: comm first, root first, value last
-	grep -q '^gt-sleep;start_thread;gt_sleep_thread;clock_nanosleep[^;]* [0-9][0-9]*$' gt.folded ||
+	grep -q '^gt-sleep;__clone3;start_thread;gt_sleep_thread;gt_sleep_block;__nanosleep;clock_nanosleep[^;]* [0-9][0-9]*$' gt.folded ||
 		fail "gt-sleep's stack not folded root first"
 	"$OFFCPU" report -i gt.data >gt.txt || fail "text report failed"
 	"$OFFCPU" report -i gt.data --json >gt.json || fail "json report failed"
@@ -346,7 +346,7 @@ test_report_offcpu_pipe_kernel_stacks() {
 		echo "  $comm: blocked $ns ns, folded $got ns"
 		within 5 "${got:-0}" "$ns" || fail "$comm: folded $got ns, expected $ns"
 	done <truth.txt
-	grep -q '^gt-sleep;start_thread;gt_sleep_thread;clock_nanosleep[^;]*;.*_\[k\].* [0-9]*$' gt.folded ||
+	grep -q '^gt-sleep;__clone3;start_thread;gt_sleep_thread;gt_sleep_block;__nanosleep;clock_nanosleep[^;]*;.*_\[k\].* [0-9]*$' gt.folded ||
 		{ grep gt-sleep gt.folded; fail "gt-sleep's kernel frames missing"; }
 	grep -q '\[unknown\]_\[k\]' gt.folded && fail "unresolved kernel frames"
 	"$OFFCPU" report -i gt.pipe >gt.txt || fail "text report failed"
@@ -430,7 +430,7 @@ test_report_debuglink() {
 		grep -q ";$fn;" with.folded || { cat with.folded; fail "$fn not found through .gnu_debuglink"; }
 	done
 	# start_thread is not in libc's .dynsym: it comes from libc6-dbg by build id
-	grep -q '^gt-sleep;start_thread;' with.folded || fail "libc's debug file not used"
+	grep -q '^gt-sleep;__clone3;start_thread;' with.folded || fail "libc's debug file not used"
 	rm gtstripped.debug
 	"$OFFCPU" report -i s.data --folded >without.folded || fail "report failed"
 	grep -q ';gt_sleep_thread;' without.folded && fail "names without the debug file?"
