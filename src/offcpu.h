@@ -121,6 +121,7 @@ enum offcpu_counter {
 #define OFFCPU_UNW_MAPS 256 /* executable mappings per process */
 #define OFFCPU_UNW_RULES 16384
 #define OFFCPU_UNW_OBJS 8192
+#define OFFCPU_UNW_PROCS 4096 /* processes with tables at once */
 #define OFFCPU_UNW_MAX_ROWS (1u << 24) /* the row search takes 24 steps at most */
 #define OFFCPU_UNW_COPY 8192 /* bytes of user stack copied at most, from sp */
 

@@ -170,7 +170,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct offcpu_unw_proc);
-	__uint(max_entries, 4096);
+	__uint(max_entries, OFFCPU_UNW_PROCS);
 } unw_procs SEC(".maps");
 
 /* processes whose mappings user space is asked to (re)load: id -> time asked */

@@ -57,8 +57,9 @@ static void print_unwind(FILE *f, const struct summary *s)
 		fprintf(f, "none walked");
 	for (i = 0; i < OFFCPU_UNW_END_NR && all; i++)
 		if (s->unwind_ns[i] || i == OFFCPU_UNW_COMPLETE)
-			fprintf(f, "%s%.1f%% of the time %s", i ? "; " : "",
-				100.0 * (double)s->unwind_ns[i] / (double)all, unwind_end_names[i]);
+			fprintf(f, "%s%.1f%% of the time (%llu walks) %s", i ? "; " : "",
+				100.0 * (double)s->unwind_ns[i] / (double)all,
+				(unsigned long long)s->cnt[OFFCPU_CNT_UNW_END + i], unwind_end_names[i]);
 	fprintf(f, "\n");
 	fmt_size(u->rows * sizeof(struct offcpu_unw_row), used, sizeof(used));
 	fmt_size(u->bytes, cap, sizeof(cap));
@@ -71,6 +72,10 @@ static void print_unwind(FILE *f, const struct summary *s)
 		fprintf(f, "offcpu: WARNING: %llu objects were left without a table: the table "
 			"memory is full (raise --unwind-mem); frame pointers were followed there\n",
 			(unsigned long long)u->mem_full);
+	if (u->procs_full)
+		fprintf(f, "offcpu: WARNING: %llu process loads did not fit the kernel's process map "
+			"(%d processes); their stacks were walked by frame pointers\n",
+			(unsigned long long)u->procs_full, OFFCPU_UNW_PROCS);
 	if (u->truncated)
 		fprintf(f, "offcpu: WARNING: %llu process loads had more than %d executable "
 			"mappings; the rest were walked by frame pointers\n",

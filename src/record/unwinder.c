@@ -241,12 +241,16 @@ static int load_process(struct unwinder *u, int tgid)
 		*m = (struct offcpu_unw_map){ .start = start, .end = end, .bias = bias, .obj = id };
 	}
 	fclose(f);
-	if (bpf_map_update_elem(u->m.procs_fd, &tgid, pv, BPF_ANY))
-		return -errno;
-	u->st.processes++;
+	/* asked again no sooner than RELOAD_NS, loaded or not */
 	last = hashmap__upsert(&u->last, &tgid, sizeof(tgid), &created);
 	if (last)
 		*last = now_ns();
+	if (bpf_map_update_elem(u->m.procs_fd, &tgid, pv, BPF_ANY)) {
+		if (errno == E2BIG || errno == ENOMEM)
+			u->st.procs_full++;
+		return -errno;
+	}
+	u->st.processes++;
 	return 0;
 }
 

@@ -25,6 +25,7 @@ struct unwinder_stats {
 	uint64_t rules;
 	uint64_t processes; /* process loads (including reloads) */
 	uint64_t truncated; /* processes with more executable mappings than a process holds */
+	uint64_t procs_full; /* process loads the process map had no room for */
 	uint64_t build_ns; /* time spent building tables */
 	uint64_t bytes; /* kernel memory the tables pin */
 };
