@@ -61,7 +61,7 @@ static const struct argp_option record_options[] = {
 	{ 0, 0, 0, 0, "Environment:", 5 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of /sys/kernel/btf/vmlinux", 5 },
 	{ "raw-tp", OPT_RAW_TP, 0, 0, "Attach with raw_tp instead of tp_btf (the automatic fallback; user stacks only)", 5 },
-	{ "verify-stacks", OPT_VERIFY_STACKS, 0, 0, "Also walk every user and kernel stack with the kernel's own helpers and report any difference from offcpu's walks (slower; a self-check)", 5 },
+	{ "verify-stacks", OPT_VERIFY_STACKS, 0, 0, "Self-check (slower): walk every stack also with the kernel's own helpers and count differences from offcpu's frame-pointer and ORC walks; with unwind tables, also unwind each table walk's stack copy with libdw's DWARF unwinder (as perf report does for --call-graph dwarf) and count differences", 5 },
 	{ "verbose", 'v', 0, 0, "More messages (twice: debug, libbpf's log)", 5 },
 	{ 0 },
 };
@@ -77,12 +77,19 @@ static const char record_doc[] =
 	"and perf script; the event is named offcpu-time and each sample's period is\n"
 	"the blocked time in nanoseconds.\n"
 	"\n"
+	"User stacks are unwound from each object's .eh_frame tables: complete\n"
+	"through code built without frame pointers (glibc, most distribution\n"
+	"binaries). Where no table is loaded yet the walk goes on by frame\n"
+	"pointers, and a stack that is not complete ends in a frame that says why,\n"
+	"e.g. [no unwind table: libfoo.so, frame pointers from there].\n"
+	"\n"
 	"Examples:\n"
 	"  offcpu record -o app.data -- ./app --flag    record a command until it exits\n"
 	"  offcpu record -p 1234 -d 10                  attach to a process for 10 s\n"
 	"  offcpu record -a -d 5 --stacks both          the whole system, with kernel stacks\n"
 	"  offcpu record -F 999 -- ./app                off-CPU and on-CPU in one file\n"
 	"  offcpu record -o - -- ./app | perf script -i -\n"
+	"  offcpu record --unwind=fp -- ./app           frame pointers only (cheaper)\n"
 	"  perf report -i app.data --stdio              read it with perf\n"
 	"\n"
 	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF: 5.15 or newer (tested on\n"
