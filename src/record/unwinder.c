@@ -15,9 +15,10 @@
 #include "../util/hashmap.h"
 #include "../util/util.h"
 
-/* a process is loaded again at most this often, however often it is asked */
+/* a process is loaded again at most this often, however often it is asked
+ * (but at once after an exec, which took its mappings away) */
 #define RELOAD_NS (100 * 1000000ULL)
-#define POLL_NS (10 * 1000000ULL)
+#define POLL_NS (2 * 1000000ULL)
 #define PRUNE_NS (2000 * 1000000ULL)
 
 /* What identifies an object's file: the same file in every process. */
@@ -44,7 +45,7 @@ struct unwinder {
 	size_t nr_obj, cap_obj;
 	uint32_t vdso; /* the vDSO's object, 0 until built */
 	bool vdso_tried;
-	struct hashmap last; /* tgid -> when last loaded */
+	struct hashmap last; /* tgid -> when last loaded, << 1, | 1 if it was */
 	struct offcpu_unw_proc *pv; /* scratch value */
 	struct unwinder_stats st;
 };
@@ -244,12 +245,14 @@ static int load_process(struct unwinder *u, int tgid)
 	/* asked again no sooner than RELOAD_NS, loaded or not */
 	last = hashmap__upsert(&u->last, &tgid, sizeof(tgid), &created);
 	if (last)
-		*last = now_ns();
+		*last = now_ns() << 1;
 	if (bpf_map_update_elem(u->m.procs_fd, &tgid, pv, BPF_ANY)) {
 		if (errno == E2BIG || errno == ENOMEM)
 			u->st.procs_full++;
 		return -errno;
 	}
+	if (last)
+		*last |= 1;
 	u->st.processes++;
 	return 0;
 }
@@ -295,8 +298,15 @@ static void serve(struct unwinder *u)
 		ask[nr++] = key;
 	}
 	for (i = 0; i < nr; i++) {
+		bool wait;
+
+		pthread_mutex_lock(&u->lock);
 		last = hashmap__find(&u->last, &ask[i], sizeof(ask[i]));
-		if (last && now - *last < RELOAD_NS)
+		/* loaded lately, and still there (not taken away by an exec) */
+		wait = last && now - (*last >> 1) < RELOAD_NS &&
+		       (!(*last & 1) || bpf_map_lookup_elem(u->m.procs_fd, &ask[i], u->pv) == 0);
+		pthread_mutex_unlock(&u->lock);
+		if (wait)
 			continue;
 		bpf_map_delete_elem(u->m.req_fd, &ask[i]);
 		if (unwinder__add_process(u, (int)ask[i]) == -ESRCH)
