@@ -106,7 +106,7 @@ enum offcpu_counter {
 	OFFCPU_CNT_UNW_COPY_FAIL, /* table walk: stack copies that failed (words read one by one) */
 	OFFCPU_CNT_UNW_VERIFY_LOST, /* --verify-stacks: table walks not sent to the oracle (buffer full) */
 	OFFCPU_CNT_UNW_END, /* table walk: blocks whose walk ended for reason 0; + reason: the others */
-	OFFCPU_CNT_NR = OFFCPU_CNT_UNW_END + 8,
+	OFFCPU_CNT_NR = OFFCPU_CNT_UNW_END + 16,
 };
 
 /*
@@ -122,6 +122,7 @@ enum offcpu_counter {
 #define OFFCPU_UNW_RULES 16384
 #define OFFCPU_UNW_OBJS 8192
 #define OFFCPU_UNW_PROCS 4096 /* processes with tables at once */
+#define OFFCPU_UNW_OBJ_PENDING 0xffffffffu
 #define OFFCPU_UNW_MAX_ROWS (1u << 24) /* the row search takes 24 steps at most */
 #define OFFCPU_UNW_COPY 8192 /* bytes of user stack copied at most, from sp */
 
@@ -162,7 +163,8 @@ struct offcpu_unw_obj {
 struct offcpu_unw_map {
 	__u64 start, end; /* the mapping's addresses */
 	__u64 bias; /* address - bias = ELF address in the object */
-	__u32 obj; /* index into the object array; 0: no table (JIT, no .eh_frame) */
+	__u32 obj; /* index into the object array; 0: no table (JIT, no .eh_frame);
+		    * OFFCPU_UNW_OBJ_PENDING: its table is being built */
 	__u32 pad;
 };
 
@@ -176,18 +178,19 @@ struct offcpu_unw_proc {
  * How a table walk ended. Where it did not reach the outermost frame, the
  * stack ends with a mark frame, an address below any mapping, that carries
  * the reason and the index of the frame where tables stopped:
- * OFFCPU_UNW_MARK | at << 4 | reason. The first three go on by frame
- * pointers from that frame.
+ * OFFCPU_UNW_MARK | at << 4 | reason. NO_PROC, NO_MAPPING, NO_TABLE and
+ * BUILDING go on by frame pointers from that frame.
  */
 enum offcpu_unw_end {
 	OFFCPU_UNW_COMPLETE = 0, /* reached the outermost frame */
-	OFFCPU_UNW_NO_PROC, /* the process's tables were not loaded yet */
+	OFFCPU_UNW_NO_PROC, /* the process's mappings were not loaded yet */
 	OFFCPU_UNW_NO_MAPPING, /* the pc is in no mapping known yet */
 	OFFCPU_UNW_NO_TABLE, /* the object has no table (no .eh_frame, JIT code, memory full) */
 	OFFCPU_UNW_NO_RULE, /* the table has no rule for the pc */
 	OFFCPU_UNW_BAD_FRAME, /* the CFA or the return address is impossible */
 	OFFCPU_UNW_READ_FAULT, /* the stack could not be read */
 	OFFCPU_UNW_DEPTH, /* more frames than a stack holds */
+	OFFCPU_UNW_BUILDING, /* the object's table was being built */
 	OFFCPU_UNW_END_NR,
 };
 

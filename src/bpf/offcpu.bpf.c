@@ -701,6 +701,8 @@ static long uw_step(__u32 i, struct uw *c)
 		uw_request(c->s->tgid);
 		return uw_to_fp(c, OFFCPU_UNW_NO_MAPPING);
 	}
+	if (m->obj == OFFCPU_UNW_OBJ_PENDING)
+		return uw_to_fp(c, OFFCPU_UNW_BUILDING);
 	/* a return address is the instruction after the call: its rule
 	 * may be the next function's; the call itself is one byte before */
 	r = uw_rule(c->s, m->obj, c->s->pc - m->bias - (c->s->interrupted ? 0 : 1), &why);
@@ -844,7 +846,7 @@ static __always_inline long table_walk(struct task_struct *task, struct pt_regs 
 		}
 	}
 	bpf_loop(OFFCPU_MAX_STACK_DEPTH, uw_step, &c, 0);
-	count(OFFCPU_CNT_UNW_END + (c.s->reason & 7));
+	count(OFFCPU_CNT_UNW_END + (c.s->reason & 15));
 	n = uw_n(&c);
 	/* a walk that stopped names the frame it stopped at */
 	if (c.s->reason != OFFCPU_UNW_COMPLETE && !c.s->fp)

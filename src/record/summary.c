@@ -40,6 +40,7 @@ const char *const unwind_end_names[OFFCPU_UNW_END_NR] = {
 	[OFFCPU_UNW_BAD_FRAME] = "ended: impossible frame",
 	[OFFCPU_UNW_READ_FAULT] = "ended: stack not readable",
 	[OFFCPU_UNW_DEPTH] = "ended: depth limit",
+	[OFFCPU_UNW_BUILDING] = "table being built, frame pointers from there",
 };
 
 /* Off-CPU time by how its user stack's table walk ended, and the tables' cost. */

@@ -32,6 +32,14 @@ struct uobj {
 	bool table; /* rows loaded */
 };
 
+/* A mapping whose object is being built. */
+struct pending {
+	size_t map; /* its index in the process's mappings */
+	uint64_t pgoff;
+	char range[64];
+	char name[256];
+};
+
 struct unwinder {
 	struct collector_unwind_maps m;
 	pthread_mutex_t lock;
@@ -47,6 +55,7 @@ struct unwinder {
 	bool vdso_tried;
 	struct hashmap last; /* tgid -> when last loaded, << 1, | 1 if it was */
 	struct offcpu_unw_proc *pv; /* scratch value */
+	struct pending *pend; /* OFFCPU_UNW_MAPS of them */
 	struct unwinder_stats st;
 };
 
@@ -55,6 +64,7 @@ struct unwinder *unwinder__new(const struct collector_unwind_maps *m, char *msg,
 	struct unwinder *u = calloc(1, sizeof(*u));
 
 	if (!u || unwind_rules__init(&u->rs) || !(u->pv = malloc(sizeof(*u->pv))) ||
+	    !(u->pend = calloc(OFFCPU_UNW_MAPS, sizeof(*u->pend))) ||
 	    grow_array((void **)&u->obj, &u->cap_obj, 1, sizeof(*u->obj))) {
 		snprintf(msg, len, "out of memory");
 		unwinder__free(u);
@@ -125,8 +135,12 @@ static uint32_t new_object(struct unwinder *u, const struct unwind_table *t)
 	return id;
 }
 
-/* The object of the file mapped at /proc/@tgid/map_files/@range, built once. */
-static uint32_t file_object(struct unwinder *u, int tgid, const char *range, const char *name)
+/*
+ * The object of the file mapped at /proc/@tgid/map_files/@range, built once;
+ * OFFCPU_UNW_OBJ_PENDING when it is not built yet and @build is false.
+ */
+static uint32_t file_object(struct unwinder *u, int tgid, const char *range, const char *name,
+			    bool build)
 {
 	struct unwind_table t;
 	struct obj_key k = { 0 };
@@ -144,6 +158,8 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	v = hashmap__find(&u->objs, &k, sizeof(k));
 	if (v)
 		return (uint32_t)*v;
+	if (!build)
+		return OFFCPU_UNW_OBJ_PENDING;
 	t0 = now_ns();
 	if (unwind_table__build(&t, &u->rs, path, err, sizeof(err))) {
 		pr_info("no unwind table for %s: %s", name, err);
@@ -194,12 +210,37 @@ static uint32_t vdso_object(struct unwinder *u)
 	return u->vdso;
 }
 
+/* The mapping's object and bias, or object 0 where there is no table to use. */
+static void set_object(struct unwinder *u, struct offcpu_unw_map *m, uint32_t id, uint64_t pgoff)
+{
+	struct unwind_table lt = { 0 };
+	uint64_t bias = 0;
+
+	m->obj = id;
+	m->bias = 0;
+	if (!id || id == OFFCPU_UNW_OBJ_PENDING)
+		return;
+	lt.nr_loads = u->obj[id].nr_loads;
+	memcpy(lt.loads, u->obj[id].loads, sizeof(lt.loads));
+	/* no table (or no segment for it): the walk goes on by frame pointers */
+	if (!u->obj[id].table || unwind_table__bias(&lt, m->start, pgoff, &bias))
+		m->obj = 0;
+	m->bias = bias;
+}
+
+/*
+ * Load process @tgid: its executable mappings, published at once with the
+ * objects already built (the others pending: frame pointers from there,
+ * said so), then again once the rest are built.
+ */
 static int load_process(struct unwinder *u, int tgid)
 {
 	struct offcpu_unw_proc *pv = u->pv;
+	struct pending *pend = u->pend;
 	char path[64], line[4096 + 128];
+	size_t npend = 0, i;
 	uint64_t *last;
-	int created;
+	int created, err = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", tgid);
@@ -213,7 +254,6 @@ static int load_process(struct unwinder *u, int tgid)
 		char perms[8], range[64];
 		struct offcpu_unw_map *m;
 		uint32_t id = 0;
-		uint64_t bias = 0;
 		int name = 0;
 
 		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %*u %n", &start, &end, perms, &pgoff,
@@ -224,32 +264,42 @@ static int load_process(struct unwinder *u, int tgid)
 			u->st.truncated++;
 			break;
 		}
+		m = &pv->maps[pv->nr];
+		*m = (struct offcpu_unw_map){ .start = start, .end = end };
 		if (name && line[name] == '/') {
 			snprintf(range, sizeof(range), "%llx-%llx", start, end);
-			id = file_object(u, tgid, range, line + name);
+			id = file_object(u, tgid, range, line + name, false);
+			if (id == OFFCPU_UNW_OBJ_PENDING) {
+				pend[npend].map = pv->nr;
+				pend[npend].pgoff = pgoff;
+				snprintf(pend[npend].range, sizeof(pend[npend].range), "%s", range);
+				snprintf(pend[npend].name, sizeof(pend[npend].name), "%s", line + name);
+				npend++;
+			}
 		} else if (name && !strcmp(line + name, "[vdso]")) {
 			id = vdso_object(u);
 		}
-		/* no table (or no segment for it): the walk goes on by frame pointers */
-		if (id && u->obj[id].table) {
-			struct unwind_table lt = { .nr_loads = u->obj[id].nr_loads };
-
-			memcpy(lt.loads, u->obj[id].loads, sizeof(lt.loads));
-			if (unwind_table__bias(&lt, start, pgoff, &bias))
-				id = 0;
-		}
-		m = &pv->maps[pv->nr++];
-		*m = (struct offcpu_unw_map){ .start = start, .end = end, .bias = bias, .obj = id };
+		set_object(u, m, id, pgoff);
+		pv->nr++;
 	}
 	fclose(f);
 	/* asked again no sooner than RELOAD_NS, loaded or not */
 	last = hashmap__upsert(&u->last, &tgid, sizeof(tgid), &created);
 	if (last)
 		*last = now_ns() << 1;
-	if (bpf_map_update_elem(u->m.procs_fd, &tgid, pv, BPF_ANY)) {
-		if (errno == E2BIG || errno == ENOMEM)
-			u->st.procs_full++;
-		return -errno;
+	for (;;) {
+		if (bpf_map_update_elem(u->m.procs_fd, &tgid, pv, BPF_ANY)) {
+			err = -errno;
+			if (errno == E2BIG || errno == ENOMEM)
+				u->st.procs_full++;
+			return err;
+		}
+		if (!npend)
+			break;
+		for (i = 0; i < npend; i++)
+			set_object(u, &pv->maps[pend[i].map],
+				   file_object(u, tgid, pend[i].range, pend[i].name, true), pend[i].pgoff);
+		npend = 0;
 	}
 	if (last)
 		*last |= 1;
@@ -373,5 +423,6 @@ void unwinder__free(struct unwinder *u)
 	hashmap__free(&u->last);
 	free(u->obj);
 	free(u->pv);
+	free(u->pend);
 	free(u);
 }

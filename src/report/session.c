@@ -321,6 +321,9 @@ static int mark_frame(struct session *s, const struct addrspace *as, uint64_t ma
 	case OFFCPU_UNW_NO_PROC:
 		snprintf(name, sizeof(name), "[no unwind table yet: frame pointers from here]");
 		break;
+	case OFFCPU_UNW_BUILDING:
+		snprintf(name, sizeof(name), "[no unwind table yet: %s, frame pointers from there]", obj);
+		break;
 	case OFFCPU_UNW_NO_MAPPING:
 		snprintf(name, sizeof(name), "[no unwind table: %s, frame pointers from there]",
 			 vm ? obj : "a mapping loaded after the process");
