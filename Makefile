@@ -38,7 +38,7 @@ APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_queue.c tests/unit/test_util.c tests/unit/test_outfile.c tests/unit/test_options.c tests/unit/test_summary.c tests/unit/test_rings.c tests/unit/test_unwind.c tests/unit/test_report.c tests/unit/unit_main.c \
 	src/report/symbolizer.c src/report/profile.c src/report/folded.c src/report/pprof.c src/report/session.c \
 	src/report/text.c src/report/json.c src/report/svg.c src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/unwind/tables.c
-WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin
+WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp
 
 .PHONY: all clean check check-run unit demo install deps bench
 
@@ -77,6 +77,11 @@ $(BUILD)/tests/unit-asan: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/u
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 		-Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(UNIT_LDFLAGS) $(LIBS)
+
+# the table walk's ground truth: no frame pointers anywhere
+$(BUILD)/tests/gt_nofp: tests/workloads/gt_nofp.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -pthread $< -o $@
 
 $(BUILD)/tests/%: tests/workloads/%.c
 	@mkdir -p $(@D)

@@ -1,0 +1,147 @@
+# Integration tests of the user stack walk by unwind tables (root): stacks
+# through code without frame pointers are complete, held to the workloads'
+# own clocks and to perf's DWARF unwinding of the same run.
+# shellcheck shell=bash
+
+NOFP=$ROOT/$BUILD/tests/gt_nofp
+
+# time_under_folded FOLDED COMM FN: microseconds of COMM's stacks that hold
+# FN and are complete (start at clone3 or _start, no mark frame)
+time_under_folded() {
+	awk -v c="$2" -v f="$3" '{
+		v = $NF; s = substr($0, 1, length($0) - length(v) - 1); n = split(s, a, ";")
+		if (a[1] != c || (a[2] != "__clone3" && a[2] != "clone3" && a[2] != "_start") ||
+		    s ~ /\[(no unwind|unwind:)/) next
+		for (i = 2; i <= n; i++) if (a[i] == f || index(a[i], f ".") == 1) { t += v; break }
+	} END { printf "%.0f\n", t }' "$1"
+}
+
+# folded_perf FILE: perf script's samples of FILE as "comm;outer;...;inner period",
+# user frames only (as offcpu report --folded prints them, without the units)
+folded_perf() {
+	perf script -i "$1" -F comm,period,ip,sym --no-inline 2>/dev/null | awk '
+		function flush() { if (n) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; print s, p }; n = 0 }
+		/^[^ \t]/ || /^ +[^ 0-9a-f]/ { flush(); comm = $1; p = $NF; next }
+		NF >= 2 && $1 ~ /^[0-9a-f]+$/ { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); if (sym !~ /_\[k\]$/) f[++n] = sym; next }
+		NF == 0 { flush() }
+		END { flush() }'
+}
+
+# The frame-pointer-less ground truth: each thread's time under its own
+# function, in complete stacks, through offcpu report and perf script.
+test_unwind_groundtruth_nofp() {
+	local comm tid ns calls fn got bad=0 deep
+	record_truth -o nf.data -- "$NOFP" -r truth.txt
+	cat rec.err
+	grep -q "user stacks by unwind tables: 100.0% of the time ([0-9]* walks) complete" rec.err ||
+		fail "not every walk complete"
+	"$OFFCPU" report -i nf.data --folded >own.folded || fail "report failed"
+	folded_perf nf.data >perf.folded
+	while read -r comm tid ns calls; do
+		fn=${comm#nf-}
+		fn=nf_${fn}_block
+		got=$(time_under_folded own.folded "$comm" "$fn")
+		if within 5 "$((got * 1000))" "$ns"; then
+			echo "  offcpu report: $comm: blocked $((ns / 1000000)) ms, $((got / 1000)) ms under $fn"
+		else
+			echo "  offcpu report: $comm: blocked $((ns / 1000000)) ms, $((got / 1000)) ms under $fn: off by more than 5%" >&2
+			bad=1
+		fi
+		got=$(time_under_folded perf.folded "$comm" "$fn")
+		if within 5 "$got" "$ns"; then
+			echo "  perf script:   $comm: blocked $((ns / 1000000)) ms, $((got / 1000000)) ms under $fn"
+		else
+			echo "  perf script:   $comm: blocked $((ns / 1000000)) ms, $((got / 1000000)) ms under $fn: off by more than 5%" >&2
+			bad=1
+		fi
+	done <truth.txt
+	[ $bad = 0 ] || { cat own.folded; fail "time under the blocking functions differs from ground truth"; }
+	# the deep stack: all 65 recursive frames, past the copied window
+	deep=$(grep '^nf-deep;' own.folded | grep nf_deep_block | head -n 1 | tr ';' '\n' | grep -c '^nf_deep_recurse')
+	[ "$deep" -ge 65 ] || fail "nf-deep's stack holds $deep recursive frames, not 65"
+}
+
+# The frame-pointer ground truth's condition variable wait is under its
+# thread's function too (a frame-pointer walk stops in libc's futex wait).
+test_unwind_groundtruth_cond() {
+	local ns got
+	record_truth -o gt.data -- "$GT" -r truth.txt
+	"$OFFCPU" report -i gt.data --folded >own.folded || fail "report failed"
+	ns=$(awk '$1 == "gt-cond" { print $3 }' truth.txt)
+	got=$(time_under_folded own.folded gt-cond gt_cond_block)
+	echo "  gt-cond: blocked $((ns / 1000000)) ms, $((got / 1000)) ms under gt_cond_block"
+	within 5 "$((got * 1000))" "$ns" || { cat own.folded; fail "gt-cond's wait is not under gt_cond_block"; }
+	# the frame-pointer walk, for comparison: none of it there
+	record_truth --unwind=fp -o fp.data -- "$GT" -r truth.txt
+	"$OFFCPU" report -i fp.data --folded >fp.folded || fail "report failed"
+	got=$(grep -c 'gt_cond_block' fp.folded)
+	note "with --unwind=fp, $got gt-cond stacks reach gt_cond_block"
+}
+
+# Debian's python3 sleeping in a Python function: its native stacks reach main.
+test_unwind_python_reaches_main() {
+	local py=/usr/bin/python3 all root
+	[ -x $py ] || skip "no $py"
+	printf 'import time\ndef sleeper():\n    for i in range(10):\n        time.sleep(0.1)\nsleeper()\n' >sleeper.py
+	record_truth -o py.data -- $py sleeper.py
+	cat rec.err
+	"$OFFCPU" report -i py.data --folded >py.folded || fail "report failed"
+	all=$(awk '/clock_nanosleep/ { t += $NF } END { print t + 0 }' py.folded)
+	root=$(awk '/clock_nanosleep/ && /^python3;_start;.*Py_BytesMain;/ && !/\[(no unwind|unwind:)/ { t += $NF } END { print t + 0 }' py.folded)
+	echo "  sleep time: $((all / 1000)) ms, $((root / 1000)) ms reaching main"
+	[ "$all" -ge 900000 ] || { cat py.folded; fail "only $((all / 1000)) ms of sleep recorded"; }
+	[ $((root * 100)) -ge $((all * 95)) ] || { cat py.folded; fail "less than 95% of the sleep reaches main"; }
+}
+
+# perf's DWARF unwinding as the oracle, on the same run: at least 99% of
+# perf's complete user stacks of the workload are among offcpu's, compared
+# as (dso, symbol+offset) frames; every difference is counted.
+test_unwind_matches_perf_dwarf() {
+	local pid perfpid offpid n
+	mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+		skip "no tracefs for perf's sched_switch"
+	"$NOFP" -w go -r truth.txt &
+	pid=$!
+	perf record -q -e sched:sched_switch --call-graph dwarf,16384 -m 64M -p $pid -o perf.data 2>perf.err &
+	perfpid=$!
+	"$OFFCPU" record -q --off-cpu-thresh 0 -p $pid -o off.data 2>off.err &
+	offpid=$!
+	sleep 2 # both attached (perf has no ready signal)
+	touch go
+	wait $pid || fail "the workload failed"
+	wait $offpid || { cat off.err; fail "offcpu record failed"; }
+	kill -INT $perfpid 2>/dev/null
+	wait $perfpid
+	[ -s perf.data ] || { cat perf.err; fail "perf recorded nothing"; }
+	# "tid f1|f2|...": user frames (dso:sym+off), innermost first. perf's
+	# DWARF unwinder stores a caller's frame as its return address - 1 (the
+	# call), offcpu as the return address, the kernel's own walk's way: the
+	# caller frames of offcpu's file are moved back by one to compare.
+	for f in perf off; do
+		perf script -i $f.data -F tid,ip,sym,symoff,dso$([ $f = perf ] && echo ,trace) --no-inline 2>/dev/null |
+			perl -ne 'BEGIN { $adj = shift @ARGV }
+				sub flush { print "$tid ", join("|", @f), "\n" if @f && $keep; @f = () }
+				# perf: only what offcpu records by default, blocks in S or D
+				if (!/^\t/ && /^\s*(\d+)\s*(.*)$/) { flush(); $tid = $1;
+					$keep = $2 eq "" || $2 =~ /prev_state=[SD] /; next }
+				if (/^\s+[0-9a-f]+ (\S+) \((.*)\)$/) {
+					my ($sym, $dso) = ($1, $2);
+					next if $dso =~ /kernel\.kallsyms|vmlinux/;
+					$dso =~ s|.*/||;
+					$sym =~ s/\+0x([0-9a-f]+)$/sprintf("+0x%x", hex($1) - 1)/e if $adj && @f;
+					push @f, "$dso:$sym"; next }
+				flush() if /^\s*$/; END { flush() }' $([ $f = off ] && echo 1 || echo 0) >$f.stacks
+	done
+	# perf's complete stacks of the workload's threads (the outermost frame
+	# is clone3 or _start; perf's 16 KiB copy cuts deeper ones short)
+	awk '$2 ~ /:(__clone3|clone3|_start)\+0x[0-9a-f]+$/' perf.stacks >perf.complete
+	sort -u off.stacks >off.sorted
+	n=$(wc -l <perf.complete)
+	[ "$n" -ge 100 ] || { head perf.stacks; fail "only $n complete perf stacks"; }
+	# every sample of perf's, not only distinct stacks
+	awk 'NR == FNR { have[$0] = 1; next } !($0 in have)' off.sorted perf.complete >differ.txt
+	echo "  perf's complete stacks: $n samples ($(sort -u perf.complete | wc -l) distinct); $(wc -l <differ.txt) not among offcpu's $(wc -l <off.sorted) distinct stacks"
+	sort differ.txt | uniq -c | sort -rn | head -n 5 | sed 's/^/  perf only: /'
+	[ $(($(wc -l <differ.txt) * 100)) -le "$n" ] || fail "more than 1% of perf's stacks differ"
+	note "perf DWARF oracle: $n complete stacks, $(wc -l <differ.txt) differ"
+}
