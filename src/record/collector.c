@@ -576,6 +576,15 @@ static int map_unwind(struct collector *c)
 	return 0;
 }
 
+int collector__attach(struct collector *c, char *msg, size_t len)
+{
+	int err = offcpu_bpf__attach(c->skel);
+
+	if (err)
+		snprintf(msg, len, "failed to attach sched_switch: %s", strerror(-err));
+	return err;
+}
+
 bool collector__unwind_maps(struct collector *c, struct collector_unwind_maps *m)
 {
 	if (!c->tables || !c->unw.rows)
@@ -615,11 +624,6 @@ struct collector *collector__open(const struct collector_opts *o, char *msg, siz
 	err = open_output(c, o);
 	if (err) {
 		snprintf(msg, len, "failed to set up the BPF output buffer: %s", strerror(-err));
-		goto fail;
-	}
-	err = offcpu_bpf__attach(c->skel);
-	if (err) {
-		snprintf(msg, len, "failed to attach sched_switch: %s", strerror(-err));
 		goto fail;
 	}
 	return c;

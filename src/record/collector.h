@@ -38,10 +38,12 @@ struct collector_opts {
 struct collector;
 
 /*
- * Open, load and attach. Returns NULL with errno set and @msg saying what
- * failed; nothing is printed but libbpf's log with -v.
+ * Open and load. Returns NULL with errno set and @msg saying what failed;
+ * nothing is printed but libbpf's log with -v.
  */
 struct collector *collector__open(const struct collector_opts *opts, char *msg, size_t len);
+/* Attach: blocks are counted from here on. Returns 0 or -errno with @msg. */
+int collector__attach(struct collector *c, char *msg, size_t len);
 /* Track a workload child from its next exec on. */
 int collector__add_workload(struct collector *c, int tgid);
 /* Whether the collector records process @tgid (filter mode). */

@@ -364,7 +364,10 @@ int cmd_record(int argc, char **argv)
 		pr_err("%s", msg);
 		goto out;
 	}
+	/* the running targets' unwind tables before the first block */
 	err = start_unwinder(&r);
+	if (!err && (err = collector__attach(r.coll, msg, sizeof(msg))))
+		pr_err("%s", msg);
 	if (err)
 		goto out;
 	if (r.o.argc) {
