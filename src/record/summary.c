@@ -69,6 +69,15 @@ static void print_unwind(FILE *f, const struct summary *s)
 		"loads\n", (unsigned long long)u->objects, (unsigned long long)u->no_table,
 		(unsigned long long)u->rows, used, (unsigned long long)u->rules, cap,
 		(double)u->build_ns / 1e6, (unsigned long long)u->processes);
+	if (s->verify_stacks)
+		fprintf(f, "offcpu: verified %llu table walks against libdw's DWARF unwinding of the "
+			"same stack copy: %llu the same, %llu the same as far as the copy reached, %llu "
+			"differed, %llu ended before libdw's, %llu not unwound by libdw (process gone); "
+			"%llu walks not sent (buffer full)\n",
+			(unsigned long long)u->verified, (unsigned long long)u->verify_same,
+			(unsigned long long)u->verify_prefix, (unsigned long long)u->verify_differ,
+			(unsigned long long)u->verify_shorter, (unsigned long long)u->verify_failed,
+			(unsigned long long)s->cnt[OFFCPU_CNT_UNW_VERIFY_LOST]);
 	if (u->mem_full)
 		fprintf(f, "offcpu: WARNING: %llu objects were left without a table: the table "
 			"memory is full (raise --unwind-mem); frame pointers were followed there\n",

@@ -10,7 +10,9 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "unwinder.h"
+#include "../unwind/oracle.h"
 #include "../unwind/tables.h"
 #include "../util/hashmap.h"
 #include "../util/util.h"
@@ -57,9 +59,14 @@ struct unwinder {
 	struct offcpu_unw_proc *pv; /* scratch value */
 	struct pending *pend; /* OFFCPU_UNW_MAPS of them */
 	struct unwinder_stats st;
+	struct ring_buffer *verify; /* --verify-stacks: walks to check */
+	struct unwind_oracle *oracle;
 };
 
-struct unwinder *unwinder__new(const struct collector_unwind_maps *m, char *msg, size_t len)
+static int on_verify(void *ctx, void *data, size_t size);
+
+struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verify, char *msg,
+			       size_t len)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
@@ -72,6 +79,15 @@ struct unwinder *unwinder__new(const struct collector_unwind_maps *m, char *msg,
 	}
 	u->m = *m;
 	u->nr_obj = 1; /* object 0: no table */
+	if (verify) {
+		u->oracle = unwind_oracle__new();
+		u->verify = u->oracle ? ring_buffer__new(m->verify_fd, on_verify, u, NULL) : NULL;
+		if (!u->verify) {
+			snprintf(msg, len, "cannot read the walks to verify: %s", strerror(errno));
+			unwinder__free(u);
+			return NULL;
+		}
+	}
 	pthread_mutex_init(&u->lock, NULL);
 	u->st.rows_cap = m->nr_rows;
 	u->st.bytes = (uint64_t)m->nr_rows * sizeof(struct offcpu_unw_row) +
@@ -364,6 +380,58 @@ static void serve(struct unwinder *u)
 	}
 }
 
+/*
+ * One table walk against libdw's unwinding of the same registers and stack
+ * copy: the same frames; the same as far as libdw could read (the copy
+ * ended); different; shorter than libdw's (the walk gave up first); or
+ * libdw could not unwind it at all (the process is gone).
+ */
+static int on_verify(void *ctx, void *data, size_t size)
+{
+	struct unwinder *u = ctx;
+	const struct offcpu_unw_sample *smp = data;
+	uint64_t ref[OFFCPU_MAX_STACK_DEPTH];
+	uint32_t n, i;
+	bool complete;
+	int m;
+
+	if (size < sizeof(*smp))
+		return 0;
+	n = smp->nr > OFFCPU_MAX_STACK_DEPTH ? OFFCPU_MAX_STACK_DEPTH : smp->nr;
+	complete = !(n && OFFCPU_UNW_IS_MARK(smp->ips[n - 1]));
+	if (!complete)
+		n--;
+	m = unwind_oracle__unwind(u->oracle, (int)smp->tgid, (int)smp->tid, smp->ip, smp->sp,
+				  smp->bp, smp->stack, smp->copy_len, ref, OFFCPU_MAX_STACK_DEPTH);
+	pthread_mutex_lock(&u->lock);
+	u->st.verified++;
+	if (m <= 0) {
+		u->st.verify_failed++;
+		goto out;
+	}
+	for (i = 0; i < n && i < (uint32_t)m; i++)
+		if (smp->ips[i] != ref[i])
+			break;
+	if (i < n && i < (uint32_t)m) {
+		u->st.verify_differ++;
+		if (u->st.verify_differ <= 5)
+			pr_info("verify: tid %u: table walk and libdw differ at frame %u of %u/%d: "
+				"%#llx against %#llx", smp->tid, i, n, m,
+				(unsigned long long)smp->ips[i], (unsigned long long)ref[i]);
+	} else if ((uint32_t)m == n) {
+		u->st.verify_same++;
+	} else if ((uint32_t)m < n) {
+		u->st.verify_prefix++;
+	} else {
+		u->st.verify_shorter++;
+		if (complete)
+			u->st.verify_differ++;
+	}
+out:
+	pthread_mutex_unlock(&u->lock);
+	return 0;
+}
+
 static void *run(void *arg)
 {
 	struct unwinder *u = arg;
@@ -372,6 +440,8 @@ static void *run(void *arg)
 
 	while (!u->stop) {
 		serve(u);
+		if (u->verify)
+			ring_buffer__consume(u->verify);
 		if (now_ns() - pruned > PRUNE_NS) {
 			prune(u);
 			pruned = now_ns();
@@ -404,6 +474,8 @@ void unwinder__stop(struct unwinder *u)
 	u->stop = 1;
 	pthread_join(u->thread, NULL);
 	u->running = false;
+	if (u->verify)
+		ring_buffer__consume(u->verify); /* the last walks */
 }
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
@@ -418,6 +490,8 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	unwinder__stop(u);
+	ring_buffer__free(u->verify);
+	unwind_oracle__free(u->oracle);
 	unwind_rules__free(&u->rs);
 	hashmap__free(&u->objs);
 	hashmap__free(&u->last);

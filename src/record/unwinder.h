@@ -28,10 +28,17 @@ struct unwinder_stats {
 	uint64_t procs_full; /* process loads the process map had no room for */
 	uint64_t build_ns; /* time spent building tables */
 	uint64_t bytes; /* kernel memory the tables pin */
+	/* --verify-stacks: table walks checked against libdw's DWARF unwinding */
+	uint64_t verified, verify_same, verify_prefix, verify_differ, verify_shorter, verify_failed;
 };
 
-/* Over the maps of a loaded collector. Returns NULL with @msg on failure. */
-struct unwinder *unwinder__new(const struct collector_unwind_maps *m, char *msg, size_t len);
+/*
+ * Over the maps of a loaded collector; with @verify, the table walks the BPF
+ * program sends are unwound again by libdw (src/unwind/oracle.c) and
+ * compared. Returns NULL with @msg on failure.
+ */
+struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verify, char *msg,
+			       size_t len);
 /* Load process @tgid's mappings now. Returns 0 or -errno (-ESRCH: it is gone). */
 int unwinder__add_process(struct unwinder *u, int tgid);
 /* Serve the BPF program's requests from a thread until unwinder__stop(). */

@@ -145,3 +145,20 @@ test_unwind_matches_perf_dwarf() {
 	[ $(($(wc -l <differ.txt) * 100)) -le "$n" ] || fail "more than 1% of perf's stacks differ"
 	note "perf DWARF oracle: $n complete stacks, $(wc -l <differ.txt) differ"
 }
+
+# --verify-stacks: every table walk unwound again by libdw from the same
+# registers and stack copy; none differs, nearly all are checked.
+test_unwind_verify_stacks() {
+	local line n same prefix differ shorter failed
+	record_truth --verify-stacks -o v.data -- "$NOFP" -r truth.txt
+	cat rec.err
+	line=$(grep "verified [0-9]* table walks against libdw" rec.err) || fail "no verification line"
+	read -r n same prefix differ shorter failed < <(echo "$line" |
+		sed -E 's/.*verified ([0-9]+) table walks.*: ([0-9]+) the same, ([0-9]+) the same as far as the copy reached, ([0-9]+) differed, ([0-9]+) ended before libdw.s, ([0-9]+) not unwound.*/\1 \2 \3 \4 \5 \6/')
+	[ "$n" -ge 40 ] || fail "only $n walks verified"
+	[ "$differ" -eq 0 ] && [ "$shorter" -eq 0 ] || fail "$differ walks differ from libdw's, $shorter ended first"
+	[ $(((same + prefix) * 100)) -ge $((n * 95)) ] || fail "libdw unwound only $((same + prefix)) of $n"
+	# the deep thread's walks go past the copy; libdw's stop at its end
+	[ "$prefix" -ge 4 ] || fail "the deep stacks were not compared as far as the copy reached"
+	note "verified $n table walks against libdw: $same the same, $prefix as far as the copy reached"
+}
