@@ -123,6 +123,8 @@ enum offcpu_counter {
 #define OFFCPU_UNW_OBJS 8192
 #define OFFCPU_UNW_PROCS 4096 /* processes with tables at once */
 #define OFFCPU_UNW_OBJ_PENDING 0xffffffffu
+/* a request for a process's mappings: when (CLOCK_MONOTONIC ns), | this bit after an exec */
+#define OFFCPU_UNW_REQ_EXEC (1ULL << 63)
 #define OFFCPU_UNW_MAX_ROWS (1u << 24) /* the row search takes 24 steps at most */
 #define OFFCPU_UNW_COPY 8192 /* bytes of user stack copied at most, from sp */
 

@@ -1292,7 +1292,7 @@ static __always_inline void arm_at_exec(struct task_struct *p)
 	 * where possible (for a process recorded, or one that had tables) */
 	if (unwind_tables && (bpf_map_delete_elem(&unw_procs, &tgid) == 0 ||
 			      !filter_tgid || (v && *v == OFFCPU_FILTER_ACTIVE))) {
-		__u64 now = bpf_ktime_get_ns();
+		__u64 now = bpf_ktime_get_ns() | OFFCPU_UNW_REQ_EXEC;
 
 		bpf_map_update_elem(&unw_req, &tgid, &now, BPF_ANY);
 	}

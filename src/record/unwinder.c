@@ -259,6 +259,11 @@ static int load_process(struct unwinder *u, int tgid)
 	int created, err = 0;
 	FILE *f;
 
+	/* asked again no sooner than RELOAD_NS, loaded or not; an exec after
+	 * this instant is served at once (these mappings may be the old ones) */
+	last = hashmap__upsert(&u->last, &tgid, sizeof(tgid), &created);
+	if (last)
+		*last = now_ns() << 1;
 	snprintf(path, sizeof(path), "/proc/%d/maps", tgid);
 	f = fopen(path, "re");
 	if (!f)
@@ -299,10 +304,6 @@ static int load_process(struct unwinder *u, int tgid)
 		pv->nr++;
 	}
 	fclose(f);
-	/* asked again no sooner than RELOAD_NS, loaded or not */
-	last = hashmap__upsert(&u->last, &tgid, sizeof(tgid), &created);
-	if (last)
-		*last = now_ns() << 1;
 	for (;;) {
 		if (bpf_map_update_elem(u->m.procs_fd, &tgid, pv, BPF_ANY)) {
 			err = -errno;
@@ -364,13 +365,16 @@ static void serve(struct unwinder *u)
 		ask[nr++] = key;
 	}
 	for (i = 0; i < nr; i++) {
+		uint64_t asked = 0;
 		bool wait;
 
+		bpf_map_lookup_elem(u->m.req_fd, &ask[i], &asked);
 		pthread_mutex_lock(&u->lock);
 		last = hashmap__find(&u->last, &ask[i], sizeof(ask[i]));
-		/* loaded lately, and still there (not taken away by an exec) */
+		/* loaded lately, and no exec since that load began */
 		wait = last && now - (*last >> 1) < RELOAD_NS &&
-		       (!(*last & 1) || bpf_map_lookup_elem(u->m.procs_fd, &ask[i], u->pv) == 0);
+		       !((asked & OFFCPU_UNW_REQ_EXEC) &&
+			 (asked & ~OFFCPU_UNW_REQ_EXEC) >= (*last >> 1));
 		pthread_mutex_unlock(&u->lock);
 		if (wait)
 			continue;
