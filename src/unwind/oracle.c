@@ -1,84 +1,176 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * The libdw reference unwinder (oracle.h).
+ *
+ * libdw binds thread callbacks to a Dwfl once (dwfl_attach_state), with one
+ * argument for the whole Dwfl. perf makes a Dwfl per sample; here each
+ * process's Dwfl lives on, attached once to its cache slot, and every unwind
+ * hangs its registers, stack copy and output on that slot before calling
+ * dwfl_getthread_frames: libdw keeps the modules, their ELF files and parsed
+ * .eh_frame between samples, but no unwind state.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <gelf.h>
 #include <elfutils/libdwfl.h>
 #include "oracle.h"
+#include "../util/util.h"
 
-#define CACHE 16 /* processes whose modules are kept */
+#define ORACLE_PROCS 64
+/* after a re-read of a process's mappings that did not find a pc: JIT code or garbage */
+#define ORACLE_REREAD_BACKOFF_NS (100 * 1000 * 1000ULL)
 
-/* What one unwind reads: the registers and the stack copy. */
-struct sample {
+#define X86_RBP 6 /* DWARF register numbers */
+
+struct oracle_proc;
+
+/* One unwind: what the callbacks read and write. */
+struct oracle_call {
+	struct oracle_proc *proc;
 	int tid;
 	uint64_t ip, sp, bp;
-	const uint8_t *stack;
+	const unsigned char *stack;
 	size_t len;
-	bool given; /* next_thread handed out the thread */
+	uint64_t *ips;
+	int max, n;
+	bool reread; /* the mappings were read again during this unwind */
+	bool gone; /* that failed: the process is dropped after the walk */
 };
 
-struct proc {
-	Dwfl *dwfl;
+/* A cached process: the Dwfl's argument, so it must not move. */
+struct oracle_proc {
 	int pid;
-	struct sample cur; /* the callbacks read this */
-	uint64_t used;
+	Dwfl *dwfl; /* NULL: a free slot */
+	uint64_t used; /* tick of the last unwind */
+	uint64_t no_reread_until; /* now_ns() before which a missing pc reads no mappings */
+	struct oracle_call *call; /* the unwind under way */
 };
 
 struct unwind_oracle {
-	struct proc p[CACHE];
-	uint64_t clock;
+	struct oracle_proc procs[ORACLE_PROCS];
+	uint64_t tick;
+	/*
+	 * An x86-64 ELF header: the architecture every Dwfl is attached with.
+	 * Left to itself, dwfl_attach_state would borrow the backend of the first
+	 * module, freed if a re-read of the mappings finds it gone.
+	 */
+	Elf64_Ehdr ehdr;
+	Elf *arch;
 };
 
-static char *debuginfo_path;
+/* Only .eh_frame (in the main ELF) is needed: no separate debuginfo. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	return -1;
+}
+
+/* the process whose objects find_elf opens: callbacks get no argument of ours */
+static __thread int finding_pid;
+
+/* @name as the process sees it: through its root, which may be a container's */
+static int open_in_root(int pid, const char *name, char **file_name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "/proc/%d/root%s", pid, name) >= (int)sizeof(path) ||
+	    stat(path, &st) || !S_ISREG(st.st_mode)) /* " (deleted)", a device */
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	*file_name = strdup(path);
+	if (!*file_name) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * dwfl_linux_proc_find_elf opens the path of the mapping in offcpu's own mount
+ * namespace; deleted files and the vDSO it reads from /proc/PID/mem. The ELF
+ * is handed back in memory (mapped), the file closed: 64 processes' modules
+ * would otherwise hold a descriptor each.
+ */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	int fd = -1;
+
+	if (finding_pid > 0 && name[0] == '/')
+		fd = open_in_root(finding_pid, name, file_name);
+	if (fd < 0)
+		fd = dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	if (fd < 0 || *elfp)
+		return fd;
+	*elfp = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	if (*elfp && elf_cntl(*elfp, ELF_C_FDREAD)) {
+		elf_end(*elfp);
+		*elfp = NULL;
+	}
+	if (!*elfp)
+		return fd; /* libdw tries itself */
+	close(fd);
+	return -1;
+}
 
 static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	/* .eh_frame is in the objects themselves: no debug files looked for */
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
+	.find_elf = find_elf,
+	.find_debuginfo = no_debuginfo,
 };
 
-static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
 {
-	struct proc *p = arg;
+	struct oracle_proc *p = dwfl_arg;
 
-	if (p->cur.given)
+	if (*thread_argp || !p->call)
 		return 0;
-	p->cur.given = true;
-	*thread_argp = p;
-	return p->cur.tid;
+	*thread_argp = p->call;
+	return p->call->tid;
 }
 
-static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
 {
-	struct proc *p = arg;
+	struct oracle_proc *p = dwfl_arg;
 
-	if (tid != p->cur.tid)
+	if (!p->call || p->call->tid != tid)
 		return false;
-	*thread_argp = p;
+	*thread_argp = p->call;
 	return true;
 }
 
-/* Only the copy can be read, as perf's copy of the stack is all it reads. */
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+/* 8-byte reads inside the copy only, as perf's */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
 {
-	struct proc *p = arg;
-	const struct sample *s = &p->cur;
+	struct oracle_proc *p = dwfl_arg;
+	const struct oracle_call *c = p->call;
 
-	if (addr < s->sp || addr - s->sp + sizeof(*result) > s->len)
+	if (!c || addr < c->sp || addr - c->sp > c->len ||
+	    c->len - (addr - c->sp) < sizeof(*result))
 		return false;
-	memcpy(result, s->stack + (addr - s->sp), sizeof(*result));
+	memcpy(result, c->stack + (addr - c->sp), sizeof(*result));
 	return true;
 }
 
-static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
-	struct proc *p = arg;
-	Dwarf_Word regs[2] = { p->cur.bp, p->cur.sp }; /* DWARF registers 6 (rbp), 7 (rsp) */
+	const struct oracle_call *c = thread_arg;
+	Dwarf_Word regs[2] = { c->bp, c->sp }; /* rbp, rsp */
 
-	if (!dwfl_thread_state_registers(thread, 6, 2, regs))
+	if (!dwfl_thread_state_registers(thread, X86_RBP, 2, regs))
 		return false;
-	dwfl_thread_state_register_pc(thread, p->cur.ip);
+	dwfl_thread_state_register_pc(thread, c->ip);
 	return true;
 }
 
@@ -89,87 +181,185 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
-struct unwind_oracle *unwind_oracle__new(void)
+/* Report the process's modules, again or for the first time. Returns 0 or -errno. */
+static int report(Dwfl *dwfl, int pid)
 {
-	return calloc(1, sizeof(struct unwind_oracle));
+	int err;
+
+	dwfl_report_begin(dwfl);
+	err = dwfl_linux_proc_report(dwfl, pid);
+	/* modules seen again are kept, with their ELF and CFI; the rest go */
+	if (dwfl_report_end(dwfl, NULL, NULL) && !err)
+		err = EINVAL;
+	if (err > 0)
+		return err == ENOENT ? -ESRCH : -err;
+	return err ? -EINVAL : 0;
 }
 
-static void forget(struct proc *p)
+static void proc_drop(struct oracle_proc *p)
 {
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	memset(p, 0, sizeof(*p));
 }
 
-/* The process's Dwfl: its modules reported, its thread state attached. */
-static struct proc *proc_of(struct unwind_oracle *o, int pid)
+/* A Dwfl for @pid in slot @p, whose process is dropped only if that succeeds. */
+static int proc_open(struct unwind_oracle *o, struct oracle_proc *p, int pid)
 {
-	struct proc *p = NULL, *old = &o->p[0];
-	int i;
+	Dwfl *dwfl = dwfl_begin(&proc_callbacks);
+	int err;
 
-	for (i = 0; i < CACHE; i++) {
-		if (o->p[i].dwfl && o->p[i].pid == pid) {
-			o->p[i].used = ++o->clock;
-			return &o->p[i];
-		}
-		if (o->p[i].used < old->used)
-			old = &o->p[i];
+	if (!dwfl)
+		return -ENOMEM;
+	err = report(dwfl, pid);
+	if (err) {
+		dwfl_end(dwfl);
+		return err;
 	}
-	p = old;
-	forget(p);
-	p->dwfl = dwfl_begin(&proc_callbacks);
-	if (!p->dwfl)
-		return NULL;
+	proc_drop(p);
+	if (!dwfl_attach_state(dwfl, o->arch, pid, &thread_callbacks, p)) {
+		dwfl_end(dwfl);
+		return -EINVAL;
+	}
 	p->pid = pid;
-	if (dwfl_linux_proc_report(p->dwfl, pid) || dwfl_report_end(p->dwfl, NULL, NULL) ||
-	    !dwfl_attach_state(p->dwfl, NULL, pid, &thread_callbacks, p)) {
-		forget(p);
-		return NULL;
-	}
-	p->used = ++o->clock;
-	return p;
+	p->dwfl = dwfl;
+	return 0;
 }
 
-struct frames {
-	uint64_t *ips;
-	int n, max;
-};
-
-static int on_frame(Dwfl_Frame *state, void *arg)
+/* The process's slot, its Dwfl built if it has none. */
+static int proc_get(struct unwind_oracle *o, int pid, struct oracle_proc **out)
 {
-	struct frames *f = arg;
-	Dwarf_Addr pc;
-	bool activation;
+	struct oracle_proc *p, *victim = NULL;
+	int err;
 
-	if (!dwfl_frame_pc(state, &pc, &activation))
+	for (p = o->procs; p < o->procs + ORACLE_PROCS; p++) {
+		if (p->dwfl && p->pid == pid) {
+			*out = p;
+			return 0;
+		}
+		if (!victim || (victim->dwfl && (!p->dwfl || p->used < victim->used)))
+			victim = p;
+	}
+	err = proc_open(o, victim, pid);
+	if (err)
+		return err;
+	*out = victim;
+	return 0;
+}
+
+static bool in_module(Dwfl *dwfl, uint64_t pc, bool activation)
+{
+	/* a return address may follow the module's last call: look up the call */
+	return dwfl_addrmodule(dwfl, activation ? pc : pc - 1) != NULL;
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct oracle_call *c = arg;
+	struct oracle_proc *p = c->proc;
+	Dwarf_Addr pc;
+
+	if (!dwfl_frame_pc(state, &pc, NULL))
 		return DWARF_CB_ABORT;
-	f->ips[f->n++] = pc;
-	return f->n < f->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+	if (!in_module(p->dwfl, pc, c->n == 0)) {
+		uint64_t now = now_ns();
+
+		if (!c->reread && now >= p->no_reread_until) {
+			c->reread = true;
+			if (report(p->dwfl, p->pid)) {
+				c->gone = true; /* its modules are gone with it */
+			} else if (in_module(p->dwfl, pc, c->n == 0)) {
+				goto found;
+			}
+			p->no_reread_until = now + ORACLE_REREAD_BACKOFF_NS;
+		}
+		/* perf stops at a pc in no mapping; ips[0] is the caller's own */
+		if (c->n == 0)
+			c->ips[c->n++] = pc;
+		return DWARF_CB_ABORT;
+	}
+found:
+	c->ips[c->n++] = pc;
+	return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
 int unwind_oracle__unwind(struct unwind_oracle *o, int pid, int tid, uint64_t ip, uint64_t sp,
 			  uint64_t bp, const void *stack, size_t len, uint64_t *ips, int max)
 {
-	struct frames f = { .ips = ips, .max = max };
-	struct proc *p = proc_of(o, pid);
+	struct oracle_call c = {
+		.tid = tid,
+		.ip = ip,
+		.sp = sp,
+		.bp = bp,
+		.stack = stack,
+		.len = stack ? len : 0,
+		.ips = ips,
+		.max = max,
+	};
+	struct oracle_proc *p;
+	int err;
 
-	if (!p)
-		return -ESRCH;
-	p->cur = (struct sample){ .tid = tid, .ip = ip, .sp = sp, .bp = bp, .stack = stack,
-				  .len = len };
-	/* the walk ends where libdw cannot go on: the outermost frame, or the
-	 * end of the copy; what it found is the answer either way */
-	dwfl_getthread_frames(p->dwfl, tid, on_frame, &f);
-	return f.n ? f.n : -EINVAL;
+	if (max < 1 || pid <= 0 || tid <= 0)
+		return -EINVAL;
+	err = proc_get(o, pid, &p);
+	if (err)
+		return err;
+	p->used = ++o->tick;
+	c.proc = p;
+	p->call = &c;
+	finding_pid = pid;
+	/* its result says little: a walk may end on an error after good frames */
+	dwfl_getthread_frames(p->dwfl, tid, frame_cb, &c);
+	finding_pid = 0;
+	p->call = NULL;
+	if (c.gone)
+		proc_drop(p);
+	if (c.n == 0)
+		ips[c.n++] = ip;
+	return c.n;
+}
+
+void unwind_oracle__forget(struct unwind_oracle *o, int pid)
+{
+	struct oracle_proc *p;
+
+	for (p = o->procs; p < o->procs + ORACLE_PROCS; p++)
+		if (p->dwfl && p->pid == pid)
+			proc_drop(p);
+}
+
+struct unwind_oracle *unwind_oracle__new(void)
+{
+	struct unwind_oracle *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	elf_version(EV_CURRENT);
+	memcpy(o->ehdr.e_ident, ELFMAG, SELFMAG);
+	o->ehdr.e_ident[EI_CLASS] = ELFCLASS64;
+	o->ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
+	o->ehdr.e_ident[EI_VERSION] = EV_CURRENT;
+	o->ehdr.e_type = ET_EXEC;
+	o->ehdr.e_machine = EM_X86_64;
+	o->ehdr.e_version = EV_CURRENT;
+	o->ehdr.e_ehsize = sizeof(o->ehdr);
+	o->arch = elf_memory((char *)&o->ehdr, sizeof(o->ehdr));
+	if (!o->arch) {
+		free(o);
+		return NULL;
+	}
+	return o;
 }
 
 void unwind_oracle__free(struct unwind_oracle *o)
 {
-	int i;
+	struct oracle_proc *p;
 
 	if (!o)
 		return;
-	for (i = 0; i < CACHE; i++)
-		forget(&o->p[i]);
+	/* the Dwfls' architecture backends refer to o->arch */
+	for (p = o->procs; p < o->procs + ORACLE_PROCS; p++)
+		proc_drop(p);
+	elf_end(o->arch);
 	free(o);
 }

@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A reference user-stack unwinder for --verify-stacks: libdw's DWARF unwinder
- * (Dwfl, as perf report unwinds perf record --call-graph dwarf samples) run
- * on the same registers and stack copy the BPF table walk had, so the two can
- * be compared frame by frame. x86-64; needs the process alive (its modules
- * are read through /proc/PID).
+ * A reference user-stack unwinder for --verify-stacks: libdw's Dwfl unwinds a
+ * thread's registers and a copy of the top of its stack the way perf report
+ * does for perf record --call-graph dwarf samples (tools/perf/util/
+ * unwind-libdw.c), so that the BPF table walk can be compared with it frame by
+ * frame. x86-64 only.
+ *
+ * The process must still be alive when it is first seen: its modules are read
+ * from /proc/PID/maps, its objects opened through /proc/PID/root (a
+ * container's), deleted ones and the vDSO read from /proc/PID/mem. Only
+ * .eh_frame is used (and .debug_frame where the object has one), no separate
+ * debuginfo. One Dwfl per process is kept (64 at most, the least recently used
+ * evicted); a pc in no known module makes it read the mappings again (a
+ * dlopen since), at most once per unwind and, when that found nothing (JIT
+ * code, a bad pc), not again for 100 ms. If the process is gone by then, it is
+ * forgotten.
+ *
+ * Not thread-safe: one oracle per thread, or a lock around every call.
  */
 #ifndef OFFCPU_UNWIND_ORACLE_H
 #define OFFCPU_UNWIND_ORACLE_H
@@ -14,16 +26,31 @@
 
 struct unwind_oracle;
 
+/* NULL when out of memory. */
 struct unwind_oracle *unwind_oracle__new(void);
+
 /*
- * Unwind thread @tid of process @pid from @ip, @sp, @bp and @len bytes of
- * its stack copied from @sp. Stores up to @max frames in @ips, innermost
- * first: the ip, then return addresses (as the BPF walk stores them).
- * Memory outside the copy cannot be read: the walk stops there. Returns the
- * number of frames, or -errno (-ESRCH: the process is gone).
+ * Unwind thread @tid of process @pid from the user registers @ip, @sp, @bp and
+ * @len bytes of its stack copied from address @sp. Stores up to @max return
+ * addresses in @ips, innermost first (ips[0] = ip, then the return address of
+ * each frame, as perf stores them: raw return addresses, not minus one).
+ * Returns the number of frames (>= 1), or -errno (-ESRCH: the process is
+ * gone; -EINVAL: @max < 1). Memory outside the copy is unreadable (as for
+ * perf). The walk ends at @max frames, at the outermost frame (return address
+ * undefined), where libdw fails, or before a pc that lies in no module (as
+ * perf's does; ips[0] is always stored).
  */
 int unwind_oracle__unwind(struct unwind_oracle *o, int pid, int tid, uint64_t ip, uint64_t sp,
 			  uint64_t bp, const void *stack, size_t len, uint64_t *ips, int max);
+
+/*
+ * Forget a process (it exited or exec'd): its modules are reported again next
+ * time. Call it too when a process unmapped code (dlclose): a module still
+ * known where another object is now mapped would be unwound with the wrong
+ * tables.
+ */
+void unwind_oracle__forget(struct unwind_oracle *o, int pid);
+
 void unwind_oracle__free(struct unwind_oracle *o);
 
 #endif

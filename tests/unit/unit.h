@@ -52,5 +52,6 @@ extern const struct unit_test options_tests[];
 extern const struct unit_test summary_tests[];
 extern const struct unit_test rings_tests[];
 extern const struct unit_test unwind_tests[];
+extern const struct unit_test oracle_tests[];
 
 #endif
