@@ -264,6 +264,9 @@ static int load_process(struct unwinder *u, int tgid)
 	last = hashmap__upsert(&u->last, &tgid, sizeof(tgid), &created);
 	if (last)
 		*last = now_ns() << 1;
+	/* an exec or new mappings: the oracle reads the process's modules again */
+	if (u->oracle)
+		unwind_oracle__forget(u->oracle, tgid);
 	snprintf(path, sizeof(path), "/proc/%d/maps", tgid);
 	f = fopen(path, "re");
 	if (!f)
@@ -347,8 +350,13 @@ static void prune(struct unwinder *u)
 		if (kill((pid_t)key, 0) && errno == ESRCH)
 			dead[nr++] = key;
 	}
-	for (i = 0; i < nr; i++)
+	pthread_mutex_lock(&u->lock);
+	for (i = 0; i < nr; i++) {
 		bpf_map_delete_elem(u->m.procs_fd, &dead[i]);
+		if (u->oracle)
+			unwind_oracle__forget(u->oracle, (int)dead[i]);
+	}
+	pthread_mutex_unlock(&u->lock);
 }
 
 /* Serve what the BPF program asked for; a process asked again soon waits its turn. */
@@ -405,9 +413,11 @@ static int on_verify(void *ctx, void *data, size_t size)
 	complete = !(n && OFFCPU_UNW_IS_MARK(smp->ips[n - 1]));
 	if (!complete)
 		n--;
+	/* under the lock: a load (from the main thread too) forgets the
+	 * process's old modules in the oracle, which is not thread-safe */
+	pthread_mutex_lock(&u->lock);
 	m = unwind_oracle__unwind(u->oracle, (int)smp->tgid, (int)smp->tid, smp->ip, smp->sp,
 				  smp->bp, smp->stack, smp->copy_len, ref, OFFCPU_MAX_STACK_DEPTH);
-	pthread_mutex_lock(&u->lock);
 	u->st.verified++;
 	if (m <= 0) {
 		u->st.verify_failed++;
