@@ -181,6 +181,24 @@ struct {
 	__uint(max_entries, 1024);
 } unw_req SEC(".maps");
 
+/*
+ * The rules of the addresses walked lately, per CPU and direct-mapped: most
+ * blocks return through the same few call sites, and a hit saves the binary
+ * search. An object's rows never change once it has an id: nothing to flush.
+ */
+struct unw_cached {
+	__u32 obj, addr, rule, valid;
+};
+
+#define UNW_CACHE_BITS 12
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unw_cached);
+	__uint(max_entries, 1 << UNW_CACHE_BITS);
+} unw_cache SEC(".maps");
+
 /* --verify-stacks with tables: walks and their stack copies for the oracle */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -619,7 +637,8 @@ static __always_inline struct offcpu_unw_rule *uw_rule(struct uw_state *st, __u3
 {
 	struct offcpu_unw_obj *o = bpf_map_lookup_elem(&unw_objs, &obj);
 	struct offcpu_unw_row *row;
-	__u32 lo, hi, mid;
+	struct unw_cached *hit;
+	__u32 lo, hi, mid, slot;
 	int k;
 
 	if (!o || !o->nr) {
@@ -629,6 +648,10 @@ static __always_inline struct offcpu_unw_rule *uw_rule(struct uw_state *st, __u3
 	*why = OFFCPU_UNW_NO_RULE;
 	if (addr > 0xffffffffULL)
 		return NULL;
+	slot = ((__u32)addr * 0x9e3779b1u ^ obj * 0x85ebca77u) >> (32 - UNW_CACHE_BITS);
+	hit = bpf_map_lookup_elem(&unw_cache, &slot);
+	if (hit && hit->valid && hit->obj == obj && hit->addr == (__u32)addr)
+		return bpf_map_lookup_elem(&unw_rules, &hit->rule);
 	SEARCH_SET(st, o->first, o->first + o->nr);
 	for (k = 0; k < 24; k++) {
 		lo = SEARCH_LO(st);
@@ -648,6 +671,12 @@ static __always_inline struct offcpu_unw_rule *uw_rule(struct uw_state *st, __u3
 	row = bpf_map_lookup_elem(&unw_rows, &lo);
 	if (!row || row->start > addr)
 		return NULL;
+	if (hit) {
+		hit->obj = obj;
+		hit->addr = (__u32)addr;
+		hit->rule = row->rule;
+		hit->valid = 1;
+	}
 	return bpf_map_lookup_elem(&unw_rules, &row->rule);
 }
 

@@ -234,6 +234,7 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 		bpf_map__set_max_entries(skel->maps.unw_procs, 1);
 		bpf_map__set_max_entries(skel->maps.unw_req, 1);
 		bpf_map__set_max_entries(skel->maps.unw_copy, 1);
+		bpf_map__set_max_entries(skel->maps.unw_cache, 1);
 	}
 	if (!(user_walker && tables && o->verify_stacks))
 		bpf_map__set_max_entries(skel->maps.unw_verify, (uint32_t)sysconf(_SC_PAGESIZE));
