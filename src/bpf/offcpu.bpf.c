@@ -699,7 +699,9 @@ static __always_inline long uw_fp_step(struct uw *c)
 {
 	__u64 next, ra;
 
-	if (c->s->bp < user_min_addr || uw_read(c, c->s->bp, &next) || uw_read(c, c->s->bp + 8, &ra) || !ra)
+	/* a return address below any mapping is no frame: the chain ran into data */
+	if (c->s->bp < user_min_addr || uw_read(c, c->s->bp, &next) || uw_read(c, c->s->bp + 8, &ra) ||
+	    ra < user_min_addr)
 		return 1;
 	c->s->bp = next;
 	c->s->pc = ra;

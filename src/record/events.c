@@ -38,6 +38,7 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 		.ips = chain,
 	};
 	struct perf_event_header *h = (void *)buf;
+	uint64_t mark;
 	uint32_t i;
 	int size;
 
@@ -52,22 +53,22 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	 * address (above 2^56, the top of 5-level user space, or in page 0), but
 	 * for the table walk's mark, which ends a stack it did not complete. */
 	*unw = 0;
-	for (i = 0; i < nu; i++) {
-		if (OFFCPU_UNW_IS_MARK(uips[i]) && r->tables) {
-			*unw = 1 + OFFCPU_UNW_MARK_REASON(uips[i]);
-			i++;
-			break;
-		}
+	mark = nu && r->tables && OFFCPU_UNW_IS_MARK(uips[nu - 1]) ? uips[nu - 1] : 0;
+	if (mark)
+		nu--;
+	for (i = 0; i < nu; i++)
 		if (uips[i] < 4096 || uips[i] >= (1ULL << 56))
 			break;
-	}
 	nu = i;
-	if (nu && r->tables && !*unw)
-		*unw = 1 + OFFCPU_UNW_COMPLETE;
+	if (nu && r->tables)
+		*unw = 1 + (mark ? OFFCPU_UNW_MARK_REASON(mark) : OFFCPU_UNW_COMPLETE);
 	if (nu) {
 		chain[s.nr_ips++] = PERF_CONTEXT_USER;
 		memcpy(&chain[s.nr_ips], uips, nu * sizeof(*uips));
 		s.nr_ips += nu;
+		/* the mark ends the stack it marks, after a cut too */
+		if (mark)
+			chain[s.nr_ips++] = mark;
 		if (!nk)
 			s.ip = uips[0];
 		for (i = 0; i < nu; i++)

@@ -162,3 +162,26 @@ test_unwind_verify_stacks() {
 	[ "$prefix" -ge 4 ] || fail "the deep stacks were not compared as far as the copy reached"
 	note "verified $n table walks against libdw: $same the same, $prefix as far as the copy reached"
 }
+
+# A stack the tables did not complete says so: a program exec'd by the
+# command (not held at its entry) blocks before its tables are loaded. Every
+# user stack either reaches the outermost frame or ends in a mark frame,
+# and the summary's shares add up to the marks seen.
+test_unwind_incomplete_marked() {
+	local bad
+	record_truth -o w.data -- sh -c "exec $NOFP -r truth.txt"
+	cat rec.err
+	"$OFFCPU" report -i w.data --folded >w.folded || fail "report failed"
+	bad=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, a, ";")
+		if (n < 2) next
+		# (a stripped program's _start is [unknown], outside __libc_start_main)
+		if (a[2] ~ /^(__clone3|clone3|_start)$/ || s ~ /\[(no unwind|unwind:)/ ||
+		    (a[2] == "[unknown]" && a[3] ~ /^__libc_start_main/)) next
+		print }' w.folded)
+	[ -z "$bad" ] || { echo "$bad"; fail "stacks neither complete nor marked"; }
+	if grep -q '\[no unwind table yet' w.folded; then
+		grep -q "of the time ([0-9]* walks) process not loaded yet\|table being built" rec.err ||
+			fail "marks in the file, none in the summary"
+	fi
+	note "$(grep -c '\[no unwind\|\[unwind:' w.folded) marked stacks of $(wc -l <w.folded)"
+}
