@@ -250,7 +250,7 @@ test_unwind_incomplete_marked() {
 	"$OFFCPU" report -i w.data --folded >w.folded || fail "report failed"
 	bad=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, a, ";")
 		if (n < 2) next
-		# (a stripped program's _start is [unknown], outside __libc_start_main)
+		# (the _start of a stripped program is [unknown], outside __libc_start_main)
 		if (a[2] ~ /^(__clone3|clone3|_start)$/ || s ~ /\[(no unwind|unwind:)/ ||
 		    (a[2] == "[unknown]" && a[3] ~ /^__libc_start_main/)) next
 		print }' w.folded)
