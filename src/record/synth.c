@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "synth.h"
+#include "../util/procmaps.h"
 #include "../perfdata/format.h"
 #include "../perfdata/sample.h"
 #include "../util/kallsyms.h"
@@ -99,29 +100,22 @@ static int synth_maps(const struct synth *s, int tgid)
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned int maj, min;
-		char perms[8];
-		int name_at = 0;
-		char *name;
+		struct maps_line m;
+		const char *name;
 		uint32_t prot = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-			   &maj, &min, &ino, &name_at) < 7)
+		if (maps_line__parse(line, &m) || m.perms[2] != 'x')
 			continue;
-		if (perms[2] != 'x')
-			continue;
-		name = line + name_at;
-		name[strcspn(name, "\n")] = 0;
+		name = m.name;
 		if (!*name)
 			continue; /* anonymous executable memory (JITs): nothing to name */
 		if (name[0] == '[' && strcmp(name, "[vdso]"))
 			continue; /* [vsyscall] and friends */
-		prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
 		       PROT_EXEC;
-		err = synth__mmap2(s, tgid, tgid, start, end - start, pgoff, maj, min, ino, prot,
-				   perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE, PERF_RECORD_MISC_USER,
-				   name);
+		err = synth__mmap2(s, tgid, tgid, m.start, m.end - m.start, m.pgoff, m.maj, m.min, m.ino,
+				   prot, m.perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE,
+				   PERF_RECORD_MISC_USER, name);
 		if (err)
 			break;
 	}

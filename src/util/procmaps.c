@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "procmaps.h"
@@ -136,4 +137,21 @@ void procmaps__free(struct procmaps *pm)
 		free(pm->as[i].maps);
 	free(pm->as);
 	memset(pm, 0, sizeof(*pm));
+}
+
+int maps_line__parse(char *line, struct maps_line *m)
+{
+	unsigned long long start, end, pgoff, ino;
+	int name_at = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, m->perms, &pgoff, &m->maj,
+		   &m->min, &ino, &name_at) < 7 || !name_at)
+		return -EINVAL;
+	line[strcspn(line, "\n")] = 0;
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->ino = ino;
+	m->name = line + name_at;
+	return 0;
 }

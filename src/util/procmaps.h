@@ -47,4 +47,15 @@ const struct addrspace *procmaps__get(const struct procmaps *pm, uint32_t pid);
 const struct vmap *addrspace__find(const struct addrspace *as, uint64_t addr);
 void procmaps__free(struct procmaps *pm);
 
+/* One line of /proc/PID/maps. */
+struct maps_line {
+	uint64_t start, end, pgoff, ino;
+	unsigned int maj, min;
+	char perms[8];
+	const char *name; /* in the line; "" when anonymous */
+};
+
+/* Parse @line in place (its newline is cut): 0, or -EINVAL when it is not a maps line. */
+int maps_line__parse(char *line, struct maps_line *m);
+
 #endif
