@@ -15,6 +15,7 @@
 #include "../unwind/oracle.h"
 #include "../unwind/tables.h"
 #include "../util/hashmap.h"
+#include "../util/procmaps.h"
 #include "../util/util.h"
 
 /* a process is loaded again at most this often, however often it is asked
@@ -55,7 +56,7 @@ struct unwinder {
 	size_t nr_obj, cap_obj;
 	uint32_t vdso; /* the vDSO's object, 0 until built */
 	bool vdso_tried;
-	struct hashmap last; /* tgid -> when last loaded, << 1, | 1 if it was */
+	struct hashmap last; /* tgid -> when its last load began */
 	struct offcpu_unw_proc *pv; /* scratch value */
 	struct pending *pend; /* OFFCPU_UNW_MAPS of them */
 	struct unwinder_stats st;
@@ -263,7 +264,7 @@ static int load_process(struct unwinder *u, int tgid)
 	 * this instant is served at once (these mappings may be the old ones) */
 	last = hashmap__upsert(&u->last, &tgid, sizeof(tgid), &created);
 	if (last)
-		*last = now_ns() << 1;
+		*last = now_ns();
 	/* an exec or new mappings: the oracle reads the process's modules again */
 	if (u->oracle)
 		unwind_oracle__forget(u->oracle, tgid);
@@ -274,36 +275,34 @@ static int load_process(struct unwinder *u, int tgid)
 	pv->nr = 0;
 	pv->pad = 0;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff;
-		char perms[8], range[64];
+		struct maps_line ml;
 		struct offcpu_unw_map *m;
+		char range[64];
 		uint32_t id = 0;
-		int name = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %*u %n", &start, &end, perms, &pgoff,
-			   &name) < 4 || perms[2] != 'x')
+		if (maps_line__parse(line, &ml) || ml.perms[2] != 'x')
 			continue;
-		line[strcspn(line, "\n")] = 0;
 		if (pv->nr == OFFCPU_UNW_MAPS) {
 			u->st.truncated++;
 			break;
 		}
 		m = &pv->maps[pv->nr];
-		*m = (struct offcpu_unw_map){ .start = start, .end = end };
-		if (name && line[name] == '/') {
-			snprintf(range, sizeof(range), "%llx-%llx", start, end);
-			id = file_object(u, tgid, range, line + name, false);
+		*m = (struct offcpu_unw_map){ .start = ml.start, .end = ml.end };
+		if (ml.name[0] == '/') {
+			snprintf(range, sizeof(range), "%llx-%llx", (unsigned long long)ml.start,
+				 (unsigned long long)ml.end);
+			id = file_object(u, tgid, range, ml.name, false);
 			if (id == OFFCPU_UNW_OBJ_PENDING) {
 				pend[npend].map = pv->nr;
-				pend[npend].pgoff = pgoff;
+				pend[npend].pgoff = ml.pgoff;
 				snprintf(pend[npend].range, sizeof(pend[npend].range), "%s", range);
-				snprintf(pend[npend].name, sizeof(pend[npend].name), "%s", line + name);
+				snprintf(pend[npend].name, sizeof(pend[npend].name), "%s", ml.name);
 				npend++;
 			}
-		} else if (name && !strcmp(line + name, "[vdso]")) {
+		} else if (!strcmp(ml.name, "[vdso]")) {
 			id = vdso_object(u);
 		}
-		set_object(u, m, id, pgoff);
+		set_object(u, m, id, ml.pgoff);
 		pv->nr++;
 	}
 	fclose(f);
@@ -321,8 +320,6 @@ static int load_process(struct unwinder *u, int tgid)
 				   file_object(u, tgid, pend[i].range, pend[i].name, true), pend[i].pgoff);
 		npend = 0;
 	}
-	if (last)
-		*last |= 1;
 	u->st.processes++;
 	return 0;
 }
@@ -380,9 +377,9 @@ static void serve(struct unwinder *u)
 		pthread_mutex_lock(&u->lock);
 		last = hashmap__find(&u->last, &ask[i], sizeof(ask[i]));
 		/* loaded lately, and no exec since that load began */
-		wait = last && now - (*last >> 1) < RELOAD_NS &&
+		wait = last && now - *last < RELOAD_NS &&
 		       !((asked & OFFCPU_UNW_REQ_EXEC) &&
-			 (asked & ~OFFCPU_UNW_REQ_EXEC) >= (*last >> 1));
+			 (asked & ~OFFCPU_UNW_REQ_EXEC) >= *last);
 		pthread_mutex_unlock(&u->lock);
 		if (wait)
 			continue;
