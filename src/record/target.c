@@ -108,6 +108,19 @@ static uint64_t entry_point(int pid)
 	return entry;
 }
 
+/* Wait for the traced child's next stop: 0, or -ECHILD when it ended (reaped). */
+static int wait_stop(struct workload *w, int *st)
+{
+	if (waitpid(w->pid, st, 0) != w->pid)
+		return -errno;
+	if (!WIFSTOPPED(*st)) {
+		w->status = *st;
+		w->reaped = true;
+		return -ECHILD;
+	}
+	return 0;
+}
+
 /*
  * Run the traced child, stopped after its exec, up to its entry point: the
  * dynamic loader has mapped its libraries then and nothing of the program
@@ -121,13 +134,9 @@ static int hold_at_entry(struct workload *w, void (*at_entry)(void *arg, int pid
 	long orig;
 	int st, sig = 0, err = 0;
 
-	if (waitpid(w->pid, &st, 0) != w->pid)
-		return -errno;
-	if (!WIFSTOPPED(st)) {
-		w->status = st;
-		w->reaped = true;
-		return -ECHILD;
-	}
+	err = wait_stop(w, &st);
+	if (err)
+		return err;
 	/* the program and the dynamic loader are mapped: the loader's blocks
 	 * (reading the libraries) come before the entry point */
 	at_entry(arg, w->pid);
@@ -143,13 +152,9 @@ static int hold_at_entry(struct workload *w, void (*at_entry)(void *arg, int pid
 	for (;;) {
 		if (ptrace(PTRACE_CONT, w->pid, NULL, (void *)(long)sig))
 			return -errno;
-		if (waitpid(w->pid, &st, 0) != w->pid)
-			return -errno;
-		if (!WIFSTOPPED(st)) {
-			w->status = st;
-			w->reaped = true;
-			return -ECHILD;
-		}
+		err = wait_stop(w, &st);
+		if (err)
+			return err;
 		sig = WSTOPSIG(st);
 		if (sig != SIGTRAP)
 			continue; /* its own signal: delivered */
