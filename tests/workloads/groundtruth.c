@@ -25,31 +25,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include "truth.h"
 #include <sys/stat.h>
 
-struct result {
-	char comm[16];
-	long tid;
-	long long blocked_ns;
-	int calls;
-};
-
-static double scale = 1.0;
 static int feed_pipe[2];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int ready;
-static struct result results[8];
-static int nr_results;
-static pthread_mutex_t results_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static long long now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void ms_to_ts(double ms, struct timespec *ts)
 {
@@ -57,17 +39,6 @@ static void ms_to_ts(double ms, struct timespec *ts)
 
 	ts->tv_sec = ns / 1000000000LL;
 	ts->tv_nsec = ns % 1000000000LL;
-}
-
-static void publish(const char *comm, long long blocked, int calls)
-{
-	pthread_mutex_lock(&results_lock);
-	snprintf(results[nr_results].comm, 16, "%s", comm);
-	results[nr_results].tid = syscall(SYS_gettid);
-	results[nr_results].blocked_ns = blocked;
-	results[nr_results].calls = calls;
-	nr_results++;
-	pthread_mutex_unlock(&results_lock);
 }
 
 /* Each *_block function is the known place a thread waits. */
@@ -206,34 +177,9 @@ int main(int argc, char **argv)
 	void *(*fns[])(void *) = { gt_sleep_thread, gt_feed_thread, gt_pipe_thread,
 				   gt_signal_thread, gt_cond_thread, gt_poll_thread };
 	pthread_t th[6];
-	const char *result_path = NULL, *wait_file = NULL;
-	FILE *out = stdout;
-	int opt, i;
+	const char *result_path = truth_start(argc, argv, "groundtruth");
+	int i;
 
-	while ((opt = getopt(argc, argv, "r:w:s:")) != -1) {
-		switch (opt) {
-		case 'r':
-			result_path = optarg;
-			break;
-		case 'w':
-			wait_file = optarg;
-			break;
-		case 's':
-			scale = atof(optarg);
-			if (scale <= 0)
-				return 2;
-			break;
-		default:
-			fprintf(stderr, "usage: groundtruth [-r RESULT] [-w WAITFILE] [-s SCALE]\n");
-			return 2;
-		}
-	}
-	if (wait_file) {
-		struct stat st;
-
-		while (stat(wait_file, &st))
-			usleep(5000);
-	}
 	if (pipe(feed_pipe))
 		return 1;
 	for (i = 0; i < 6; i++)
@@ -241,10 +187,5 @@ int main(int argc, char **argv)
 			return 1;
 	for (i = 0; i < 6; i++)
 		pthread_join(th[i], NULL);
-	if (result_path && !(out = fopen(result_path, "w")))
-		return 1;
-	for (i = 0; i < nr_results; i++)
-		fprintf(out, "%s %ld %lld %d\n", results[i].comm, results[i].tid,
-			results[i].blocked_ns, results[i].calls);
-	return fclose(out) ? 1 : 0;
+	return truth_write(result_path);
 }

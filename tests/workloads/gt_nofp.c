@@ -28,6 +28,7 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include "truth.h"
 
 #define NOINLINE __attribute__((noinline))
 /* a call after which something happens: not a tail call, not folded away */
@@ -36,31 +37,12 @@
 static volatile int mark_of[8];
 #define MARK(i) (mark_of[i]++)
 
-struct result {
-	char comm[16];
-	long tid;
-	long long blocked_ns;
-	int calls;
-};
-
-static double scale = 1.0;
-static struct result results[8];
-static int nr_results;
-static pthread_mutex_t results_lock = PTHREAD_MUTEX_INITIALIZER;
 static int feed_pipe[2], poke_pipe[2];
 static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int signalled;
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t hold_gate;
-
-static long long now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void sleep_ms(double ms)
 {
@@ -69,17 +51,6 @@ static void sleep_ms(double ms)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
-}
-
-static void publish(const char *comm, long long blocked, int calls)
-{
-	pthread_mutex_lock(&results_lock);
-	snprintf(results[nr_results].comm, 16, "%s", comm);
-	results[nr_results].tid = syscall(SYS_gettid);
-	results[nr_results].blocked_ns = blocked;
-	results[nr_results].calls = calls;
-	nr_results++;
-	pthread_mutex_unlock(&results_lock);
 }
 
 NOINLINE static void nf_sleep_block(double ms)
@@ -303,35 +274,10 @@ int main(int argc, char **argv)
 				   nf_mutex_thread, nf_holder_thread, nf_pipe_thread,
 				   nf_feed_thread, nf_epoll_thread, nf_poke_thread, nf_deep_thread };
 	enum { NR = sizeof(fns) / sizeof(fns[0]) };
-	const char *result_path = NULL, *wait_file = NULL;
+	const char *result_path = truth_start(argc, argv, "gt_nofp");
 	pthread_t th[NR];
-	FILE *out = stdout;
-	int opt, i;
+	int i;
 
-	while ((opt = getopt(argc, argv, "r:w:s:")) != -1) {
-		switch (opt) {
-		case 'r':
-			result_path = optarg;
-			break;
-		case 'w':
-			wait_file = optarg;
-			break;
-		case 's':
-			scale = atof(optarg);
-			if (scale <= 0)
-				return 2;
-			break;
-		default:
-			fprintf(stderr, "usage: gt_nofp [-r RESULT] [-w WAITFILE] [-s SCALE]\n");
-			return 2;
-		}
-	}
-	if (wait_file) {
-		struct stat st;
-
-		while (stat(wait_file, &st))
-			usleep(5000);
-	}
 	if (pipe(feed_pipe) || pipe(poke_pipe) || pthread_barrier_init(&hold_gate, NULL, 2))
 		return 1;
 	for (i = 0; i < NR; i++)
@@ -339,10 +285,5 @@ int main(int argc, char **argv)
 			return 1;
 	for (i = 0; i < NR; i++)
 		pthread_join(th[i], NULL);
-	if (result_path && !(out = fopen(result_path, "w")))
-		return 1;
-	for (i = 0; i < nr_results; i++)
-		fprintf(out, "%s %ld %lld %d\n", results[i].comm, results[i].tid,
-			results[i].blocked_ns, results[i].calls);
-	return fclose(out) ? 1 : 0;
+	return truth_write(result_path);
 }
