@@ -52,6 +52,18 @@ switch_folded() {
 		END { flush() }'
 }
 
+# near_truth WHO COMM NS GOT FN [NOTE]: GOT ns under FN against the NS COMM
+# measured, said either way; fails (status 1) past 5%
+near_truth() {
+	local line="  $1: $2: blocked $(($3 / 1000000)) ms, $(($4 / 1000000)) ms under $5${6:-}"
+	if within 5 "$4" "$3"; then
+		echo "$line"
+	else
+		echo "$line: off by more than 5%" >&2
+		return 1
+	fi
+}
+
 # perf_holds_truth TRUTH FOLDED: perf's DWARF stacks (switch_folded) hold each
 # measured thread's time under its function, in complete stacks (but nf-deep's,
 # deeper than perf's copy), and 95% of the other nf-* threads' blocks are
@@ -63,12 +75,7 @@ perf_holds_truth() {
 		any=
 		[ "$comm" != nf-deep ] || any=any
 		got=$(time_under_folded "$2" "$comm" "$fn" $any)
-		if within 5 "$got" "$ns"; then
-			echo "  perf (DWARF): $comm: blocked $((ns / 1000000)) ms, $((got / 1000000)) ms under $fn${any:+ (any stack)}"
-		else
-			echo "  perf (DWARF): $comm: blocked $((ns / 1000000)) ms, $((got / 1000000)) ms under $fn${any:+ (any stack)}: off by more than 5%" >&2
-			bad=1
-		fi
+		near_truth "perf (DWARF)" "$comm" "$ns" "$got" "$fn" "${any:+ (any stack)}" || bad=1
 	done <"$1"
 	read -r n nc t tc < <(awk '{
 		v = $NF; split(substr($0, 1, length($0) - length(v) - 1), a, ";")
@@ -93,20 +100,11 @@ test_unwind_groundtruth_nofp() {
 	while read -r comm tid ns calls; do
 		fn=${comm#nf-}
 		fn=nf_${fn}_block
+		# offcpu report --folded counts microseconds
 		got=$(time_under_folded own.folded "$comm" "$fn")
-		if within 5 "$((got * 1000))" "$ns"; then
-			echo "  offcpu report: $comm: blocked $((ns / 1000000)) ms, $((got / 1000)) ms under $fn"
-		else
-			echo "  offcpu report: $comm: blocked $((ns / 1000000)) ms, $((got / 1000)) ms under $fn: off by more than 5%" >&2
-			bad=1
-		fi
+		near_truth "offcpu report" "$comm" "$ns" "$((got * 1000))" "$fn" || bad=1
 		got=$(time_under_folded perf.folded "$comm" "$fn")
-		if within 5 "$got" "$ns"; then
-			echo "  perf script:   $comm: blocked $((ns / 1000000)) ms, $((got / 1000000)) ms under $fn"
-		else
-			echo "  perf script:   $comm: blocked $((ns / 1000000)) ms, $((got / 1000000)) ms under $fn: off by more than 5%" >&2
-			bad=1
-		fi
+		near_truth "perf script" "$comm" "$ns" "$got" "$fn" || bad=1
 	done <truth.txt
 	[ $bad = 0 ] || { cat own.folded; fail "time under the blocking functions differs from ground truth"; }
 	# the deep stack: all 65 recursive frames, past the copied window
