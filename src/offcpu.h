@@ -74,7 +74,23 @@ struct offcpu_task {
 	__u64 nvcsw; /* its voluntary switches at the last switch-out seen (tp_btf) */
 	__u64 stack_lo, stack_hi; /* the user stack mapping its sp was last seen in (table walk) */
 	__u32 state;
-	__u32 pad;
+	__u32 flags; /* OFFCPU_TASK_* */
+};
+
+/* The block was under way when the recording started: it counts from then. */
+#define OFFCPU_TASK_OPEN_AT_START 1
+
+/*
+ * The user stack key of a block already under way when the recording started:
+ * its stack was taken before offcpu ran, so it is not known. Stack keys are
+ * never this value.
+ */
+#define OFFCPU_STACK_UNKNOWN (~0ULL)
+
+/* What the open-blocks iterator does (open_mode). */
+enum offcpu_open_mode {
+	OFFCPU_OPEN_START = 1, /* threads of the targets blocked now: their block begins now */
+	OFFCPU_OPEN_END = 2, /* blocks under way now end now */
 };
 
 /* How blocks at or above the threshold reach user space. */
@@ -105,6 +121,10 @@ enum offcpu_counter {
 	OFFCPU_CNT_UNW_REQUESTS, /* table walk: processes or mappings asked of user space */
 	OFFCPU_CNT_UNW_COPY_FAIL, /* table walk: stack copies that failed (words read one by one) */
 	OFFCPU_CNT_UNW_VERIFY_LOST, /* --verify-stacks: table walks not sent to the oracle (buffer full) */
+	OFFCPU_CNT_OPEN_START, /* blocks already under way when the recording started */
+	OFFCPU_CNT_OPEN_START_NS, /* their time, counted from the start */
+	OFFCPU_CNT_OPEN_END, /* blocks still under way when the recording ended */
+	OFFCPU_CNT_OPEN_END_NS, /* their time, counted to the end */
 	OFFCPU_CNT_UNW_END, /* table walk: blocks whose walk ended for reason 0; + reason: the others */
 	OFFCPU_CNT_NR = OFFCPU_CNT_UNW_END + 16,
 };
@@ -194,6 +214,8 @@ enum offcpu_unw_end {
 	OFFCPU_UNW_DEPTH, /* more frames than a stack holds */
 	OFFCPU_UNW_BUILDING, /* the object's table was being built */
 	OFFCPU_UNW_END_NR,
+	/* not a walk's end: the block began before the recording (OFFCPU_STACK_UNKNOWN) */
+	OFFCPU_UNW_BEFORE_START = 15,
 };
 
 /* --verify-stacks with tables: a walk and what it walked, for the DWARF oracle */

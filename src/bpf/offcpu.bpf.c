@@ -55,6 +55,8 @@ const volatile bool filter_tid = false;
 const volatile bool filter_cpu = false;
 const volatile bool filter_cgroup = false;
 const volatile bool follow_forks = false;
+/* offcpu's own process, left out of -a, -C and -G (0: none) */
+const volatile __u32 skip_tgid = 0;
 const volatile bool record_cgroup = false;
 const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = false;
@@ -132,12 +134,27 @@ struct {
 	__uint(max_entries, 3);
 } scratch SEC(".maps");
 
-struct {
+/*
+ * Short blocks summed by context, in one of two maps: the program adds to the
+ * one summed_sel holds, user space takes the other out. A swap is a map-in-map
+ * update, which returns only once every program that may still see the old
+ * map has finished: the map drained is never written meanwhile.
+ */
+struct summed_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct offcpu_key);
 	__type(value, struct offcpu_val);
 	__uint(max_entries, 16384);
-} summed SEC(".maps");
+} summed_a SEC(".maps"), summed_b SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct summed_map);
+} summed_sel SEC(".maps") = {
+	.values = { &summed_a },
+};
 
 /* Unwind tables (see offcpu.h), written by user space through mmap. */
 struct {
@@ -355,6 +372,8 @@ static __always_inline bool wanted(void *ctx, struct task_struct *prev, bool pre
 	if (!(state_mask & OFFCPU_STATE_MASK(*state)))
 		return false;
 	tgid = TASK_FIELD(btf, prev, tgid);
+	if (tgid == skip_tgid)
+		return false;
 	if (filter_tgid) {
 		__u8 *v = bpf_map_lookup_elem(&tgid_filter, &tgid);
 
@@ -412,7 +431,7 @@ static __always_inline __u64 store_stack(void *map, __u64 *buf, long n)
 	buf[n & OFFCPU_MAX_STACK_DEPTH] = 0;
 	h ^= h >> 29;
 	for (try = 0; try < 2; try++, h++) {
-		if (!h)
+		if (!h || h == OFFCPU_STACK_UNKNOWN)
 			h = 1;
 		old = bpf_map_lookup_elem(map, &h);
 		if (!old) {
@@ -1002,6 +1021,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	t->state = state;
 	t->user_stack = user_stacks ? user_stack(ctx, prev, t, btf) : 0;
 	t->cgroup_id = record_cgroup ? bpf_get_current_cgroup_id() : 0;
+	t->flags = 0;
 	t->ts = now;
 }
 
@@ -1048,12 +1068,18 @@ static __always_inline __u64 kernel_stack(struct task_struct *next)
 static __always_inline void add_summed(struct offcpu_key *key, __u64 delta)
 {
 	struct offcpu_val *val, init = {};
+	__u32 zero = 0;
+	void *summed = bpf_map_lookup_elem(&summed_sel, &zero);
 
-	val = bpf_map_lookup_elem(&summed, key);
+	if (!summed) {
+		count(OFFCPU_CNT_DROP_MAP_FULL);
+		return;
+	}
+	val = bpf_map_lookup_elem(summed, key);
 	if (!val) {
 		/* EEXIST means another cpu created it first; the lookup tells. */
-		bpf_map_update_elem(&summed, key, &init, BPF_NOEXIST);
-		val = bpf_map_lookup_elem(&summed, key);
+		bpf_map_update_elem(summed, key, &init, BPF_NOEXIST);
+		val = bpf_map_lookup_elem(summed, key);
 		if (!val) {
 			count(OFFCPU_CNT_DROP_MAP_FULL);
 			return;
@@ -1126,6 +1152,11 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 
 	delta = now - t->ts;
 	t->ts = 0;
+	if (t->flags & OFFCPU_TASK_OPEN_AT_START) {
+		t->flags = 0;
+		count(OFFCPU_CNT_OPEN_START);
+		count_n(OFFCPU_CNT_OPEN_START_NS, delta);
+	}
 
 	block_key(&key, next, t, btf);
 	if (kernel_stacks && btf)
@@ -1354,5 +1385,144 @@ SEC("?raw_tp/sched_process_fork")
 int BPF_PROG(on_fork_raw, struct task_struct *parent, struct task_struct *child)
 {
 	follow(parent, child);
+	return 0;
+}
+
+/*
+ * Blocks that span the start or the end of the recording, found by walking
+ * every task once (a task iterator, run by user space):
+ *   OFFCPU_OPEN_START: a thread of the targets blocked since before the
+ *     program was attached has no switch-out on record; its block is opened
+ *     now, with its state, and an unknown user stack (taken before offcpu
+ *     ran; its kernel stack is taken at its switch-in, as any other).
+ *   OFFCPU_OPEN_END: a block still under way (the program is detached by
+ *     then) ends now, and is summed with its kernel stack as of now.
+ * open_now is the time both use, set by user space with open_mode.
+ */
+__u64 open_now;
+__u32 open_mode;
+/* -G: the cgroup (kernfs id) and its depth below the root */
+__u64 open_cgroup_id;
+__u32 open_cgroup_level;
+
+struct cgroup___anc {
+	int level;
+	struct cgroup___anc *ancestors[];
+} __attribute__((preserve_access_index));
+
+/* Is @task in the -G cgroup or below it? (bpf_current_task_under_cgroup()
+ * answers only for the current task.) */
+static __always_inline bool in_cgroup(struct task_struct *task)
+{
+	struct cgroup___anc *cg = (void *)BPF_CORE_READ(task, cgroups, dfl_cgrp), *anc = NULL;
+	__u32 lvl = open_cgroup_level;
+
+	if (!cg || !bpf_core_field_exists(cg->ancestors) || BPF_CORE_READ(cg, level) < (int)lvl ||
+	    lvl > 4096)
+		return false;
+	bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[lvl]);
+	return anc && BPF_CORE_READ((struct cgroup *)anc, kn, id) == open_cgroup_id;
+}
+
+/* The checks of wanted() for a task that is not running now. */
+static __always_inline bool wanted_open(struct task_struct *task, __u32 *state)
+{
+	__u32 pid = BPF_CORE_READ(task, pid), tgid = BPF_CORE_READ(task, tgid);
+	long st = task_state(task);
+
+	if (pid == 0 || (BPF_CORE_READ(task, flags) & PF_KTHREAD) || tgid == skip_tgid)
+		return false;
+	/* running, or on a cpu on its way out (this program sees that switch) */
+	if (st == 0 || (st & TASK_DEAD) || BPF_CORE_READ(task, on_cpu))
+		return false;
+	*state = classify(false, st);
+	if (!(state_mask & OFFCPU_STATE_MASK(*state)))
+		return false;
+	if (filter_tgid) {
+		__u8 *v = bpf_map_lookup_elem(&tgid_filter, &tgid);
+
+		if (!v || *v != OFFCPU_FILTER_ACTIVE)
+			return false;
+	}
+	if (filter_tid && !bpf_map_lookup_elem(&tid_filter, &pid))
+		return false;
+	if (filter_cpu) {
+		__u32 cpu = BPF_CORE_READ(task, thread_info.cpu);
+		__u8 *on = bpf_map_lookup_elem(&cpu_filter, &cpu);
+
+		if (!on || !*on)
+			return false;
+	}
+	if (filter_cgroup && !in_cgroup(task))
+		return false;
+	return true;
+}
+
+static __always_inline void open_block(struct task_struct *task, bool btf)
+{
+	struct offcpu_task *t;
+	struct offcpu_key key = {};
+	__u32 state;
+
+	if (open_mode == OFFCPU_OPEN_START) {
+		if (!wanted_open(task, &state))
+			return;
+		t = task_of(task, btf, true);
+		if (!t) {
+			count(OFFCPU_CNT_NO_STORAGE);
+			return;
+		}
+		if (t->ts)
+			return; /* blocked since the program was attached: it has it */
+		t->ran_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
+		t->nvcsw = BPF_CORE_READ(task, nvcsw);
+		t->state = state;
+		t->user_stack = user_stacks ? OFFCPU_STACK_UNKNOWN : 0;
+		t->cgroup_id = record_cgroup ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) : 0;
+		t->flags = OFFCPU_TASK_OPEN_AT_START;
+		t->ts = open_now;
+		return;
+	}
+	t = task_of(task, btf, false);
+	if (!t || !t->ts || open_now < t->ts)
+		return;
+	/* it ran since: its switch-in was skipped, this block's end is not known */
+	if (BPF_CORE_READ(task, se.sum_exec_runtime) != t->ran_ns) {
+		count(OFFCPU_CNT_UNPAIRED);
+		t->ts = 0;
+		return;
+	}
+	block_key(&key, task, t, btf);
+	if (kernel_stacks && btf)
+		key.kern_stack = kernel_stack(task);
+	count(OFFCPU_CNT_BLOCKS);
+	count(OFFCPU_CNT_OPEN_END);
+	count_n(OFFCPU_CNT_OPEN_END_NS, open_now - t->ts);
+	if (t->flags & OFFCPU_TASK_OPEN_AT_START) {
+		count(OFFCPU_CNT_OPEN_START);
+		count_n(OFFCPU_CNT_OPEN_START_NS, open_now - t->ts);
+	}
+	add_summed(&key, open_now - t->ts);
+	t->ts = 0;
+	t->flags = 0;
+}
+
+SEC("iter/task")
+int open_blocks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (task)
+		open_block(task, true);
+	return 0;
+}
+
+SEC("?iter/task")
+int open_blocks_raw(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (task)
+		open_block(task, false);
 	return 0;
 }

@@ -19,10 +19,16 @@
 #define OFFCPU_KORC 1
 #endif
 
-/* A cached stack: frames innermost first. */
+/*
+ * A cached stack: frames innermost first. in_map: the BPF map may hold it
+ * (read from it, or used since it was last pruned from it).
+ */
 struct cached_stack {
 	uint32_t nr;
-	uint64_t ips[OFFCPU_MAX_STACK_DEPTH];
+	uint8_t kind; /* 0 user, 1 kernel */
+	bool in_map;
+	uint64_t id;
+	uint64_t ips[];
 };
 
 struct collector {
@@ -43,6 +49,11 @@ struct collector {
 	struct hashmap stack_idx; /* (kind, id) -> index into stacks */
 	struct cached_stack **stacks;
 	size_t nr_stacks, cap_stacks;
+	/* stacks used since the last prune: taken out of the BPF maps then */
+	size_t *used;
+	size_t nr_used, cap_used;
+	uint64_t pruned; /* stack map entries deleted */
+	int summed_cur; /* the summed map the program adds to: 0 summed_a, 1 summed_b */
 };
 
 /*
@@ -192,6 +203,9 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	skel->rodata->filter_cpu = o->nr_cpus > 0;
 	skel->rodata->filter_cgroup = o->cgroup_fd >= 0;
 	skel->rodata->follow_forks = o->follow_forks;
+	skel->rodata->skip_tgid = (uint32_t)getpid(); /* offcpu never records itself */
+	skel->bss->open_cgroup_id = o->cgroup_id;
+	skel->bss->open_cgroup_level = o->cgroup_level;
 	skel->rodata->record_cgroup = o->record_cgroup;
 	skel->rodata->user_stacks = o->user_stacks;
 	skel->rodata->kernel_stacks = o->kernel_stacks;
@@ -260,10 +274,15 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	skel->rodata->transport = o->transport;
 	skel->rodata->wakeup_bytes = o->buffer_bytes / 4;
 	if (o->max_entries) {
-		bpf_map__set_max_entries(skel->maps.summed, o->max_entries);
+		bpf_map__set_max_entries(skel->maps.summed_a, o->max_entries);
+		bpf_map__set_max_entries(skel->maps.summed_b, o->max_entries);
 		bpf_map__set_max_entries(skel->maps.ustacks, o->max_entries);
 		bpf_map__set_max_entries(skel->maps.kstacks, o->max_entries);
 	}
+	if (!o->nr_tgids && !o->filter_tgid && !o->follow_forks)
+		bpf_map__set_max_entries(skel->maps.tgid_filter, 1);
+	if (!o->nr_tids)
+		bpf_map__set_max_entries(skel->maps.tid_filter, 1);
 	if (o->transport == OFFCPU_TRANSPORT_RINGBUF)
 		bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->buffer_bytes);
 	else
@@ -281,6 +300,8 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	bpf_program__set_autoload(skel->progs.on_exit_raw, raw_tp);
 	bpf_program__set_autoload(skel->progs.on_exec, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_exec_raw, raw_tp);
+	bpf_program__set_autoload(skel->progs.open_blocks, !raw_tp);
+	bpf_program__set_autoload(skel->progs.open_blocks_raw, raw_tp);
 	if (o->transport == OFFCPU_TRANSPORT_RINGBUF)
 		bpf_map__set_max_entries(skel->maps.perf_events, 1);
 	if (!raw_tp)
@@ -667,6 +688,35 @@ void collector__detach(struct collector *c)
 		offcpu_bpf__detach(c->skel);
 }
 
+long collector__open_blocks(struct collector *c, enum offcpu_open_mode mode, uint64_t now)
+{
+	struct bpf_program *prog = c->raw_tp ? c->skel->progs.open_blocks_raw :
+					       c->skel->progs.open_blocks;
+	struct bpf_link *link;
+	char buf[64];
+	long n;
+	int fd, err = 0;
+
+	c->skel->bss->open_now = now;
+	c->skel->bss->open_mode = (uint32_t)mode;
+	link = bpf_program__attach_iter(prog, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		/* the program prints nothing: reading runs it over every task */
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		if (n < 0)
+			err = -errno;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	return err;
+}
+
 int collector__events_fd(const struct collector *c)
 {
 	if (c->rb)
@@ -694,12 +744,20 @@ long collector__drain(struct collector *c,
 		      int (*fn)(const struct offcpu_key *k, const struct offcpu_val *v, void *arg),
 		      void *arg)
 {
-	struct bpf_map *summed = c->skel->maps.summed;
+	struct bpf_map *summed = c->summed_cur ? c->skel->maps.summed_b : c->skel->maps.summed_a;
 	struct offcpu_key *keys = NULL, next, *prev = NULL;
 	struct offcpu_val val;
 	size_t nr = 0, cap = 0, i;
+	uint32_t zero = 0;
 	long n = 0;
-	int err = 0;
+	int err = 0, fd;
+
+	/* the program adds to the other map from here on; the update returns
+	 * once no run of it can still be adding to this one */
+	fd = bpf_map__fd(c->summed_cur ? c->skel->maps.summed_a : c->skel->maps.summed_b);
+	if (bpf_map__update_elem(c->skel->maps.summed_sel, &zero, sizeof(zero), &fd, sizeof(fd), 0))
+		return -errno;
+	c->summed_cur ^= 1;
 
 	/* Collect the keys first: deleting while walking would restart the walk. */
 	while (bpf_map__get_next_key(summed, prev, &next, sizeof(next)) == 0) {
@@ -711,7 +769,7 @@ long collector__drain(struct collector *c,
 		prev = &keys[nr++];
 	}
 	for (i = 0; i < nr && !err; i++) {
-		/* Taken out atomically, so blocks that end meanwhile go to the next file. */
+		/* nothing writes this map now: what ends meanwhile is in the other */
 		if (bpf_map_lookup_and_delete_elem(bpf_map__fd(summed), &keys[i], &val))
 			continue;
 		err = fn(&keys[i], &val, arg);
@@ -721,27 +779,47 @@ long collector__drain(struct collector *c,
 	return err ? err : n;
 }
 
+/* Note that stack @idx is in its BPF map until the next prune. */
+static void mark_used(struct collector *c, size_t idx)
+{
+	struct cached_stack *cs = c->stacks[idx];
+
+	if (cs->in_map)
+		return;
+	if (grow_array((void **)&c->used, &c->cap_used, c->nr_used + 1, sizeof(*c->used)))
+		return; /* not pruned: it stays in the map, nothing is lost */
+	c->used[c->nr_used++] = idx;
+	cs->in_map = true;
+}
+
 static uint32_t cached(struct collector *c, int kind, uint64_t id, struct bpf_map *map,
 		       const void *key, size_t key_size, const uint64_t **ips)
 {
-	uint64_t ck[2] = { (uint64_t)kind, id }, *slot;
+	uint64_t ck[2] = { (uint64_t)kind, id }, *slot, buf[OFFCPU_MAX_STACK_DEPTH];
 	struct cached_stack *cs;
+	uint32_t nr = 0;
 	int created;
 
 	slot = hashmap__upsert(&c->stack_idx, ck, sizeof(ck), &created);
 	if (!slot)
 		return 0;
 	if (!created) {
+		/* used again: the program may have stored it again since a prune */
+		mark_used(c, *slot);
 		cs = c->stacks[*slot];
 		*ips = cs->ips;
 		return cs->nr;
 	}
-	cs = calloc(1, sizeof(*cs));
+	if (bpf_map__lookup_elem(map, key, key_size, buf, sizeof(buf), 0) == 0)
+		while (nr < OFFCPU_MAX_STACK_DEPTH && buf[nr])
+			nr++;
+	cs = calloc(1, sizeof(*cs) + nr * sizeof(uint64_t));
 	if (!cs)
 		return 0;
-	if (bpf_map__lookup_elem(map, key, key_size, cs->ips, sizeof(cs->ips), 0) == 0)
-		while (cs->nr < OFFCPU_MAX_STACK_DEPTH && cs->ips[cs->nr])
-			cs->nr++;
+	cs->nr = nr;
+	cs->kind = (uint8_t)kind;
+	cs->id = id;
+	memcpy(cs->ips, buf, nr * sizeof(uint64_t));
 	if (c->nr_stacks == c->cap_stacks) {
 		size_t cap = c->cap_stacks ? c->cap_stacks * 2 : 256;
 		struct cached_stack **p = realloc(c->stacks, cap * sizeof(*p));
@@ -755,14 +833,45 @@ static uint32_t cached(struct collector *c, int kind, uint64_t id, struct bpf_ma
 	}
 	*slot = c->nr_stacks;
 	c->stacks[c->nr_stacks++] = cs;
+	mark_used(c, *slot);
 	*ips = cs->ips;
 	return cs->nr;
 }
 
+/*
+ * Take the stacks read since the last prune out of the BPF maps: their
+ * frames are cached here for good, and a block that uses one again finds it
+ * here, or has the program store it again. The maps then hold only what is
+ * new since the last flush, however long the recording.
+ */
+long collector__prune_stacks(struct collector *c)
+{
+	long n = 0;
+	size_t i;
+
+	for (i = 0; i < c->nr_used; i++) {
+		struct cached_stack *cs = c->stacks[c->used[i]];
+		struct bpf_map *map = cs->kind ? c->skel->maps.kstacks : c->skel->maps.ustacks;
+
+		if (bpf_map__delete_elem(map, &cs->id, sizeof(cs->id), 0) == 0)
+			n++;
+		cs->in_map = false;
+	}
+	c->nr_used = 0;
+	c->pruned += (uint64_t)n;
+	return n;
+}
+
 uint32_t collector__user_stack(struct collector *c, uint64_t key, const uint64_t **ips)
 {
+	static const uint64_t unknown = OFFCPU_UNW_MARK_OF(OFFCPU_UNW_BEFORE_START, 0);
+
 	if (!key)
 		return 0;
+	if (key == OFFCPU_STACK_UNKNOWN) {
+		*ips = &unknown; /* a mark frame alone: taken before offcpu ran */
+		return 1;
+	}
 	return cached(c, 0, key, c->skel->maps.ustacks, &key, sizeof(key), ips);
 }
 
@@ -776,6 +885,11 @@ uint32_t collector__kernel_stack(struct collector *c, uint64_t key, const uint64
 uint64_t collector__distinct_stacks(const struct collector *c)
 {
 	return c->nr_stacks;
+}
+
+uint64_t collector__pruned_stacks(const struct collector *c)
+{
+	return c->pruned;
 }
 
 int collector__counters(struct collector *c, uint64_t *out)
@@ -834,6 +948,7 @@ void collector__free(struct collector *c)
 	for (i = 0; i < c->nr_stacks; i++)
 		free(c->stacks[i]);
 	free(c->stacks);
+	free(c->used);
 	hashmap__free(&c->stack_idx);
 	free(c);
 }

@@ -22,6 +22,8 @@ struct collector_opts {
 	const int *cpus; /* cpu filter */
 	size_t nr_cpus;
 	int cgroup_fd; /* cgroup v2 directory to restrict to, or -1 */
+	uint64_t cgroup_id; /* its id, and its depth below the root (blocks open at the start) */
+	uint32_t cgroup_level;
 	uint32_t max_entries; /* summed map and stack map size */
 	uint64_t thresh_ns; /* stream blocks at least this long; UINT64_MAX: never */
 	enum offcpu_transport transport;
@@ -74,6 +76,13 @@ bool collector__unwind_maps(struct collector *c, struct collector_unwind_maps *m
 
 /* Detach the programs: no block is counted after this. */
 void collector__detach(struct collector *c);
+/*
+ * Walk every task once for the blocks that span the recording's start or end
+ * (see open_block() in the BPF program), both taken as @now (CLOCK_MONOTONIC):
+ * OFFCPU_OPEN_START once attached, OFFCPU_OPEN_END once detached, before the
+ * last drain. Returns 0 or -errno.
+ */
+long collector__open_blocks(struct collector *c, enum offcpu_open_mode mode, uint64_t now);
 
 /* An fd that becomes readable when streamed blocks wait (for poll). */
 int collector__events_fd(const struct collector *c);
@@ -81,7 +90,11 @@ int collector__events_fd(const struct collector *c);
 long collector__consume(struct collector *c, int (*fn)(const struct offcpu_event *e, void *arg),
 			void *arg);
 
-/* Take every summed entry out of the map and call @fn. Returns entries or -errno. */
+/*
+ * Take every summed entry out of the map and call @fn: the program is first
+ * switched to the other summed map, and this one is read once nothing can
+ * write it. Returns entries or -errno.
+ */
 long collector__drain(struct collector *c,
 		      int (*fn)(const struct offcpu_key *k, const struct offcpu_val *v, void *arg),
 		      void *arg);
@@ -92,8 +105,15 @@ long collector__drain(struct collector *c,
  */
 uint32_t collector__user_stack(struct collector *c, uint64_t key, const uint64_t **ips);
 uint32_t collector__kernel_stack(struct collector *c, uint64_t key, const uint64_t **ips);
+/*
+ * Delete from the BPF stack maps the stacks read since the last prune (their
+ * frames stay cached here). Returns the entries deleted.
+ */
+long collector__prune_stacks(struct collector *c);
 /* Distinct stacks resolved so far (user and kernel). */
 uint64_t collector__distinct_stacks(const struct collector *c);
+/* Stack map entries deleted by prunes so far. */
+uint64_t collector__pruned_stacks(const struct collector *c);
 
 /* Sum the per-cpu counters into @out[OFFCPU_CNT_NR]. */
 int collector__counters(struct collector *c, uint64_t *out);

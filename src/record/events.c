@@ -39,6 +39,7 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	};
 	struct perf_event_header *h = (void *)buf;
 	uint64_t mark;
+	bool before;
 	uint32_t i;
 	int size;
 
@@ -53,7 +54,11 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	 * address (above 2^56, the top of 5-level user space, or in page 0), but
 	 * for the table walk's mark, which ends a stack it did not complete. */
 	*unw = 0;
-	mark = nu && r->tables && OFFCPU_UNW_IS_MARK(uips[nu - 1]) ? uips[nu - 1] : 0;
+	mark = nu && OFFCPU_UNW_IS_MARK(uips[nu - 1]) ? uips[nu - 1] : 0;
+	/* a table walk's mark, or the one of a stack taken before offcpu ran */
+	before = mark && OFFCPU_UNW_MARK_REASON(mark) == OFFCPU_UNW_BEFORE_START;
+	if (mark && !r->tables && !before)
+		mark = 0;
 	if (mark)
 		nu--;
 	for (i = 0; i < nu; i++)
@@ -62,7 +67,12 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	nu = i;
 	if (nu && r->tables)
 		*unw = 1 + (mark ? OFFCPU_UNW_MARK_REASON(mark) : OFFCPU_UNW_COMPLETE);
-	if (nu) {
+	if (before) {
+		chain[s.nr_ips++] = PERF_CONTEXT_USER;
+		chain[s.nr_ips++] = mark;
+		if (!nk)
+			s.ip = mark;
+	} else if (nu) {
 		chain[s.nr_ips++] = PERF_CONTEXT_USER;
 		memcpy(&chain[s.nr_ips], uips, nu * sizeof(*uips));
 		s.nr_ips += nu;

@@ -343,6 +343,9 @@ static int mark_frame(struct session *s, const struct addrspace *as, uint64_t ma
 	case OFFCPU_UNW_DEPTH:
 		snprintf(name, sizeof(name), "[unwind: depth limit]");
 		break;
+	case OFFCPU_UNW_BEFORE_START:
+		snprintf(name, sizeof(name), "[user stack unknown: blocked before the recording began]");
+		break;
 	default:
 		snprintf(name, sizeof(name), "[unwind: stopped]");
 		break;
