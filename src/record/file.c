@@ -40,6 +40,41 @@ static int write_summed(const struct offcpu_key *k, const struct offcpu_val *v, 
 	return perf_writer__write(d->r->w, (const void *)buf);
 }
 
+/*
+ * The summed blocks written straight into r->w, stamped now: with writer
+ * threads (whose files hold the streamed blocks; perf merges the files by
+ * time) and in a snapshot. The stack caches are shared: locked.
+ */
+static long drain_direct(struct record *r)
+{
+	struct drain_ctx d = { .r = r, .time = now_ns() };
+	long n;
+
+	if (r->wt)
+		pthread_mutex_lock(&r->lock);
+	n = collector__drain(r->coll, write_summed, &d);
+	if (n >= 0) {
+		collector__prune_stacks(r->coll);
+		r->st.flushes++;
+	}
+	if (r->wt)
+		pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
+int flush_due_sums(struct record *r)
+{
+	long n;
+
+	if (!r->o.flush_ns || now_ns() - r->last_flush_ns < r->o.flush_ns)
+		return r->wt ? 0 : flush_round(r);
+	r->last_flush_ns = now_ns();
+	if (!r->wt)
+		return flush_round_sums(r);
+	n = drain_direct(r);
+	return n < 0 ? (int)n : 0;
+}
+
 /* Every counter of the loss table: the BPF program's, then user space's. */
 static void all_counters(struct record *r, uint64_t *cnt)
 {
@@ -75,6 +110,11 @@ void print_summary(struct record *r, uint64_t file_size)
 		.verify_stacks = r->o.verify_stacks,
 		.kernel_stacks = r->o.stacks & STACKS_KERNEL,
 		.fallbacks = collector__fallbacks(r->coll),
+		.max_stacks = r->o.max_entries,
+		.map_bytes = record_opts__stack_map_bytes(&r->o),
+		.flush_ns = r->o.overwrite ? 0 : r->o.flush_ns,
+		.flushes = r->st.flushes,
+		.pruned = collector__pruned_stacks(r->coll),
 		.unwind_ns = r->unw ? r->st.unwind_ns : NULL,
 		.unw = r->unw ? &ust : NULL,
 	};
@@ -123,7 +163,8 @@ int begin_file(struct record *r)
 		err = err ?: synthesize(r);
 	if (!err && r->out.pipe)
 		err = perf_writer__flush(r->w); /* the reader gets attrs and side-band now */
-	r->file_start_ns = now_ns();
+	r->file_start_ns = r->last_flush_ns = now_ns();
+	r->file_base = perf_writer__data_size(r->w);
 	return err;
 }
 
@@ -132,22 +173,25 @@ int begin_file(struct record *r)
  * so the next file starts from zero), the losses since the last file, build
  * ids; then rename it into place.
  */
-int end_file(struct record *r)
+static int close_file(struct record *r, bool read_sources)
 {
 	struct drain_ctx d = { .r = r };
 	uint64_t cnt[CNT_ALL], lost;
 	long n;
 	int err;
 
+
 	/* overwritable buffers are read by the snapshot, never forward; the
 	 * writer threads have drained theirs */
-	err = r->o.overwrite || r->wt ? 0 : flush_round(r);
+	if (read_sources && !r->o.overwrite && !r->wt) {
+		err = flush_round_sums(r);
+	} else {
+		n = drain_direct(r);
+		err = n < 0 ? (int)n : 0;
+	}
 	if (err)
 		return err;
-	d.time = now_ns();
-	n = collector__drain(r->coll, write_summed, &d);
-	if (n < 0)
-		return (int)n;
+	r->last_flush_ns = d.time = now_ns();
 	all_counters(r, cnt);
 	lost = losses__lost_samples(cnt);
 	if (lost > r->lost_reported)
@@ -199,4 +243,23 @@ uint64_t output_size(struct record *r)
 			total += (uint64_t)st.st_size;
 	}
 	return total;
+}
+
+int end_file(struct record *r)
+{
+	return close_file(r, true);
+}
+
+/*
+ * --switch-output=SIZE in the middle of a round: the file reached the size,
+ * the rest of the round goes into the next one. Only what is already written
+ * ends this file (with the summed blocks, stamped now: after all of it).
+ */
+int split_file(struct record *r)
+{
+	if (!r->o.switch_bytes || r->o.overwrite || r->wt || !r->w ||
+	    perf_writer__data_size(r->w) < r->o.switch_bytes ||
+	    perf_writer__data_size(r->w) <= r->file_base)
+		return 0;
+	return close_file(r, false) ?: begin_file(r);
 }

@@ -27,17 +27,21 @@ enum {
 	OPT_VERIFY_STACKS,
 	OPT_UNWIND,
 	OPT_UNWIND_MEM,
+	OPT_NO_INHERIT,
+	OPT_FLUSH,
 };
 
 static const struct argp_option record_options[] = {
 	{ 0, 0, 0, 0, "Targets (a command after --, or -p, -t, -a, -C, -G):", 1 },
-	{ "pid", 'p', "PID[,PID...]", 0, "Record these processes (all their threads) until they exit", 1 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Record these processes (all their threads, and the processes they fork from now on) until they exit", 1 },
 	{ "tid", 't', "TID[,TID...]", 0, "Record these threads only", 1 },
 	{ "all-cpus", 'a', 0, 0, "Record every process on the system", 1 },
 	{ "cpu", 'C', "CPU-LIST", 0, "Only blocks that begin on these CPUs, e.g. 0,2-3", 1 },
 	{ "cgroup", 'G', "CGROUP", 0, "Only tasks in this cgroup v2 (path below the cgroup2 mount, or absolute)", 1 },
+	{ "no-inherit", OPT_NO_INHERIT, 0, 0, "Do not follow the processes the command or -p processes fork (their threads are always followed)", 1 },
 	{ 0, 0, 0, 0, "What to record:", 2 },
-	{ "off-cpu-thresh", OPT_THRESH, "MS", 0, "Blocks of at least MS milliseconds are written at once as their own sample, with their real time; shorter ones are summed in the kernel and written at the end (default 500; 0 writes every block)", 2 },
+	{ "off-cpu-thresh", OPT_THRESH, "MS", 0, "Blocks of at least MS milliseconds are written at once as their own sample, with their real time; shorter ones are summed in the kernel and written every --flush interval (default 500; 0 writes every block)", 2 },
+	{ "flush", OPT_FLUSH, "TIME", 0, "Write the blocks summed in the kernel every TIME, as samples stamped with the end of that interval (default 1s; 0: once per file, at its end)", 2 },
 	{ "stacks", OPT_STACKS, "user|kernel|both", 0, "Which call chains to record (default user)", 2 },
 	{ "unwind", OPT_UNWIND, "tables|fp", 0, "How user stacks are walked: tables (default) unwinds from each object's .eh_frame, complete through code built without frame pointers (glibc, most distribution binaries), and by frame pointers only where no table is loaded yet, marked so; fp follows frame pointers only, as perf does (cheaper; stops where a frame pointer is missing)", 2 },
 	{ "unwind-mem", OPT_UNWIND_MEM, "SIZE", 0, "Kernel memory for unwind tables, shared by all objects (default 16M: 2 million rows, about 25 processes the size of python3; objects that do not fit are walked by frame pointers, and the summary says so)", 2 },
@@ -46,15 +50,15 @@ static const struct argp_option record_options[] = {
 	{ "event", 'e', "EVENT", 0, "cpu-clock: also sample on-CPU (at -F or 4000 Hz); offcpu-time: the default", 2 },
 	{ "all-cgroups", OPT_ALL_CGROUPS, 0, 0, "Record each sample's cgroup (perf report --sort cgroup)", 2 },
 	{ 0, 0, 0, 0, "Output:", 3 },
-	{ "output", 'o', "FILE", 0, "Write to FILE (default offcpu.data; an existing one of yours is kept as FILE.old; a symlink or another user's file there is refused); - writes perf's pipe format to stdout, as does a fifo; a character device (/dev/null) is written in place", 3 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after this long (also 500ms, 2m)", 3 },
+	{ "output", 'o', "FILE", 0, "Write to FILE (default offcpu.data; an existing one of yours is kept as FILE.old; a symlink or another user's file there is refused); - writes perf's pipe format to stdout, as does a fifo, and the command's own standard output then goes to standard error; a character device (/dev/null) is written in place", 3 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this long (also 500ms, 2m); a command still running then is sent SIGTERM (the summary says so). Blocks still under way at the end are counted up to it", 3 },
 	{ "switch-output", OPT_SWITCH_OUTPUT, "signal|SIZE|TIME", 0, "Write a series of files NAME.YYYYMMDDHHMMSScc: a new one on SIGUSR2 (signal), when one reaches SIZE (e.g. 100M), or every TIME (e.g. 30s); a last one at exit", 3 },
 	{ "switch-max-files", OPT_SWITCH_MAX_FILES, "N", 0, "With --switch-output, keep only the newest N files", 3 },
 	{ "threads", OPT_THREADS, "N", OPTION_ARG_OPTIONAL, "Write perf's directory format: -o NAME makes directory NAME with NAME/data and NAME/data.0..N-1, each written by its own thread from its share of the CPUs' buffers (default N: one per CPU)", 3 },
 	{ "overwrite", OPT_OVERWRITE, 0, 0, "Flight recorder: keep only the newest blocks and side-band in overwritable kernel buffers (-m sizes them), read nothing until SIGUSR2 writes them to NAME.YYYYMMDDHHMMSScc; a last file at exit. Implies --switch-output=signal and --off-cpu-thresh 0", 3 },
 	{ "quiet", 'q', 0, 0, "No start line and no summary", 3 },
 	{ 0, 0, 0, 0, "Buffers:", 4 },
-	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Size of the in-kernel stack and summary maps (default 16384)", 4 },
+	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks the kernel holds between two flushes, and distinct contexts summed (default 16384: about 17 MiB of kernel memory with user stacks, 34 MiB with both; at most a quarter of the machine's memory). Stacks are taken out of the kernel's maps at every flush, so a long recording never fills them", 4 },
 	{ "mmap-pages", 'm', "PAGES", 0, "Side-band and on-CPU buffer per CPU, in pages, a power of two (default 128)", 4 },
 	{ "buffer-size", OPT_BUFFER, "SIZE", 0, "Buffer for blocks streamed at once, e.g. 512K, 8M (default 4M; a power of two)", 4 },
 	{ "transport", OPT_TRANSPORT, "ringbuf|perfbuf", 0, "How streamed blocks reach offcpu (default ringbuf, see bench/)", 4 },
@@ -237,6 +241,16 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_ALL_CGROUPS:
 		o->all_cgroups = true;
 		break;
+	case OPT_NO_INHERIT:
+		o->no_inherit = true;
+		break;
+	case OPT_FLUSH:
+		if (!strcmp(arg, "0"))
+			o->flush_ns = 0;
+		else if (parse_duration_ns(arg, &o->flush_ns) || o->flush_ns < 10000000ULL)
+			return usage_error(st, "invalid --flush '%s' (a time of 10ms or more, e.g. 1s, "
+					   "or 0)", arg);
+		break;
 	case OPT_MAX_STACKS:
 		if (parse_u64(arg, &v) || v < 64 || v > (1u << 24))
 			return usage_error(st, "invalid --max-stacks '%s' (64 to 16777216)", arg);
@@ -352,6 +366,18 @@ void record_opts__defaults(struct record_opts *o)
 	o->transport = OFFCPU_TRANSPORT_RINGBUF;
 	o->unwind = UNWIND_TABLES;
 	o->unwind_mem = 16 << 20;
+	o->flush_ns = 1000000000ULL;
+	o->max_entries = 16384;
+}
+
+uint64_t record_opts__stack_map_bytes(const struct record_opts *o)
+{
+	/* a preallocated hash element: key, value and about 48 bytes of the map's own */
+	uint64_t stack = 8 + OFFCPU_MAX_STACK_DEPTH * 8 + 48;
+	uint64_t sum = sizeof(struct offcpu_key) + sizeof(struct offcpu_val) + 48;
+	int maps = !!(o->stacks & STACKS_USER) + !!(o->stacks & STACKS_KERNEL);
+
+	return (uint64_t)o->max_entries * (stack * (uint64_t)maps + 2 * sum);
 }
 
 int record_opts__parse(struct record_opts *o, int argc, char **argv)

@@ -34,7 +34,9 @@ struct record_opts {
 	bool all_cgroups;
 	uint64_t duration_ns;
 	uint32_t state_mask;
-	uint32_t max_entries;
+	uint32_t max_entries; /* --max-stacks */
+	uint64_t flush_ns; /* --flush: summed blocks written this often; 0: per file */
+	bool no_inherit; /* --no-inherit: forked processes are not followed */
 	size_t mmap_pages;
 	uint64_t thresh_ns;
 	int stacks;
@@ -65,6 +67,8 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv);
  */
 int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdout_tty, char *msg,
 			  size_t len);
+/* Kernel memory the stack and summed maps pin (preallocated) for --max-stacks. */
+uint64_t record_opts__stack_map_bytes(const struct record_opts *o);
 /* Free what parsing allocated (pid, tid and cpu lists). */
 void record_opts__free(struct record_opts *o);
 

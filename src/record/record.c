@@ -93,7 +93,26 @@ static int setup_targets(struct record *r, struct collector_opts *co)
 	co->force_raw_tp = o->force_raw_tp;
 	co->btf_path = o->btf_path;
 	co->cgroup_fd = r->tg.cgroup_fd;
+	co->cgroup_id = r->tg.cgroup_id;
+	co->cgroup_level = r->tg.cgroup_level;
 	return 0;
+}
+
+/* --max-stacks pins kernel memory: at most a quarter of the machine's. */
+static int check_stack_memory(const struct record_opts *o)
+{
+	uint64_t need = record_opts__stack_map_bytes(o);
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t total = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+	char a[32], b[32];
+
+	if (!total || need <= total / 4)
+		return 0;
+	fmt_size(need, a, sizeof(a));
+	fmt_size(total, b, sizeof(b));
+	pr_err("--max-stacks %u would pin %s of kernel memory, more than a quarter of this "
+	       "machine's %s: give a smaller one", o->max_entries, a, b);
+	return -EINVAL;
 }
 
 int wait_ms(uint64_t deadline, int max)
@@ -144,7 +163,7 @@ static int main_loop(struct record *r)
 	size_t non = r->oncpu && !r->wt ? perf_rings__nr_fds(r->oncpu) : 0;
 	size_t npid = r->have_workload ? 1 : r->o.nr_pids, nfd = nsb + non + 1 + npid, i;
 	struct pollfd *pfds = calloc(nfd, sizeof(*pfds));
-	uint64_t deadline = r->o.duration_ns ? now_ns() + r->o.duration_ns : 0;
+	uint64_t deadline = r->o.duration_ns ? r->start_ns + r->o.duration_ns : 0;
 	/* tests: read the buffers late, so that a small one surely overflows */
 	const char *slow = getenv("OFFCPU_FAULT_SLOW_READ_MS");
 	int err = 0;
@@ -171,7 +190,7 @@ static int main_loop(struct record *r)
 		}
 		if (slow)
 			usleep((useconds_t)atoi(slow) * 1000);
-		err = r->wt ? 0 : flush_round(r);
+		err = flush_due_sums(r);
 		if (err)
 			break;
 		if (targets_gone(r, pfds, nsb + non + 1))
@@ -184,6 +203,10 @@ static int main_loop(struct record *r)
 				break;
 		}
 	}
+	/* the end of the recording: blocks still under way are counted up to it */
+	r->end_ns = now_ns();
+	if (deadline && r->end_ns > deadline)
+		r->end_ns = deadline;
 	if (!r->have_workload)
 		for (i = 0; i < npid; i++)
 			if (pfds[nsb + non + 1 + i].fd >= 0)
@@ -242,9 +265,14 @@ static void load_at_entry(void *arg, int pid)
 
 static int finish(struct record *r)
 {
+	long n;
 	int err;
 
 	collector__detach(r->coll);
+	/* blocks still under way end now: summed, and drained with the rest */
+	n = collector__open_blocks(r->coll, OFFCPU_OPEN_END, r->end_ns ?: now_ns());
+	if (n < 0)
+		pr_warn("cannot count the blocks under way at the end: %s", strerror((int)-n));
 	unwinder__stop(r->unw);
 	err = stop_threads(r);
 	if (err)
@@ -259,7 +287,7 @@ static int finish(struct record *r)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record r = { .out.fd = -1, .tg.cgroup_fd = -1 };
+	struct record r = { .out.fd = -1, .tg.cgroup_fd = -1, .self = (int)getpid() };
 	struct collector_opts co = { 0 };
 	struct sigaction sa = { 0 };
 	int err, workload_signal = 0;
@@ -268,6 +296,8 @@ int cmd_record(int argc, char **argv)
 	if (record_opts__parse(&r.o, argc, argv))
 		return 2;
 
+	if (check_stack_memory(&r.o))
+		return 2;
 	if (!have_capabilities()) {
 		pr_err("recording needs root, or the CAP_BPF and CAP_PERFMON capabilities");
 		return 1;
@@ -371,7 +401,7 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		goto out;
 	if (r.o.argc) {
-		err = workload__prepare(&r.wl, r.o.argv);
+		err = workload__prepare(&r.wl, r.o.argv, r.o.pipe_output);
 		if (err) {
 			pr_err("cannot start '%s': %s", r.o.argv[0], strerror(-err));
 			goto out;
@@ -410,6 +440,15 @@ int cmd_record(int argc, char **argv)
 	if (collector__fallbacks(r.coll))
 		fprintf(stderr, "offcpu: FALLBACK: %s\n", collector__fallbacks(r.coll));
 	pr_info("attached with %s", collector__attach_kind(r.coll));
+	/* threads of the targets already blocked: their blocks count from now */
+	r.start_ns = now_ns();
+	{
+		long n = collector__open_blocks(r.coll, OFFCPU_OPEN_START, r.start_ns);
+
+		if (n < 0)
+			pr_warn("cannot find the threads blocked at the start: %s; blocks under way "
+				"now are not counted", strerror((int)-n));
+	}
 
 	err = r.o.overwrite ? armed_loop(&r) : main_loop(&r);
 	if (!err)
@@ -424,8 +463,13 @@ int cmd_record(int argc, char **argv)
 		       strerror(-err));
 out:
 	if (r.have_workload && !workload__reap(&r.wl)) {
-		/* stopped by a signal or an error while the command still runs */
+		/* stopped by -d, a signal or an error while the command still runs */
 		workload__kill(&r.wl, SIGTERM);
+		if (r.workload_started && r.wl.signal_sent && !r.o.quiet)
+			fprintf(stderr, "offcpu: the command (pid %d) was still running: offcpu sent it "
+				"%s%s\n", r.wl.pid, r.wl.signal_sent == SIGKILL ? "SIGTERM, then SIGKILL "
+				"(it did not exit within 2 s)" : "SIGTERM",
+				stop_signal ? "" : " at the end of -d");
 	} else if (r.have_workload) {
 		workload__kill(&r.wl, 0);
 		/* a command that died of a signal on its own: said, and offcpu exits

@@ -29,7 +29,7 @@
 #define ONCPU_EVENT_NAME "cpu-clock"
 
 /* Where a batched record came from. */
-enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU };
+enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED };
 
 
 /* The perf events a file declares, and how their records are encoded (events.c). */
@@ -45,11 +45,13 @@ struct stats {
 	uint64_t offcpu_ns;
 	uint64_t sideband_lost, oncpu_lost;
 	uint64_t unwind_ns[OFFCPU_UNW_END_NR]; /* off-CPU time by how its table walk ended */
+	uint64_t flushes; /* drains of the summed map */
 	struct intset threads;
 };
 
 struct record {
 	struct record_opts o;
+	int self; /* offcpu's own process id: never recorded */
 	struct collector *coll;
 	struct unwinder *unw; /* --unwind=tables: the table loader */
 	bool tables; /* user stacks are walked by tables */
@@ -65,6 +67,9 @@ struct record {
 	bool have_workload, workload_started;
 	struct output out;
 	uint64_t file_start_ns;
+	uint64_t file_base; /* bytes a file starts with (synthesized side-band) */
+	uint64_t last_flush_ns; /* the summed map was last drained then */
+	uint64_t start_ns, end_ns; /* the recording's start and end (CLOCK_MONOTONIC) */
 	uint64_t lost_reported; /* lost samples already written to earlier files */
 	size_t files;
 	struct targets tg;
@@ -99,6 +104,10 @@ struct round {
 int round__write(struct record *r, struct round *rd);
 /* Drain every source and write the round into r->w. */
 int flush_round(struct record *r);
+/* The same with the summed blocks, stamped now, and a prune of the stack maps. */
+int flush_round_sums(struct record *r);
+/* Whether the --flush interval is over; then drain the summed blocks. */
+int flush_due_sums(struct record *r);
 uint64_t lost_count(const struct perf_event_header *h);
 int push_stream(const struct offcpu_event *e, void *arg);
 int write_record(struct record *r, const struct perf_event_header *h);
@@ -120,6 +129,8 @@ int end_file(struct record *r);
 uint64_t output_size(struct record *r);
 void print_summary(struct record *r, uint64_t file_size);
 bool switch_due(struct record *r);
+/* --switch-output=SIZE: a new file now if this one reached the size. */
+int split_file(struct record *r);
 
 /* threads.c: --threads */
 void free_threads(struct record *r);

@@ -97,8 +97,11 @@ static void account(struct record *r, const struct perf_event_header *h, int kin
 		return;
 	if (kind == SRC_ONCPU) {
 		r->st.oncpu_samples++;
-	} else if (kind == SRC_OFFCPU) {
-		r->st.streamed_samples++;
+	} else if (kind == SRC_OFFCPU || kind == SRC_SUMMED) {
+		if (kind == SRC_OFFCPU)
+			r->st.streamed_samples++;
+		else
+			r->st.summed_samples++;
 		r->st.offcpu_ns += aux[0];
 		intset__add(&r->st.threads, (int)(uint32_t)aux[1]);
 		if (aux[1] >> 32)
@@ -123,6 +126,8 @@ static bool keep(struct record *r, struct round *rd, const struct perf_event_hea
 		return true;
 	if (perf_sample__parse(&r->ev.oncpu_attr, h, &s, &why))
 		return false;
+	if ((int)s.pid == r->self)
+		return false; /* offcpu itself, on a cpu of -a or -C */
 	tracked = rd->follows ? rd->follows(rd->arg, (int)s.pid) :
 				intset__has(&r->tg.tracked, (int)s.pid);
 	return targets__keep_sample(&r->tg, (int)s.tid, tracked);
@@ -155,6 +160,11 @@ int round__write(struct record *r, struct round *rd)
 		written += !err;
 		if (!err && t > rd->newest)
 			rd->newest = t;
+		/* a size limit holds within a round too: the rest goes to a new file */
+		if (!err && rd->w == r->w && i + 1 < rd->batch->nr) {
+			err = split_file(r);
+			rd->w = r->w;
+		}
 	}
 	if (!err && written && rd->finish) {
 		err = perf_writer__write(rd->w, &fin);
@@ -164,18 +174,69 @@ int round__write(struct record *r, struct round *rd)
 	return err;
 }
 
-/* Drain every source, then write in time order as one perf round. */
-int flush_round(struct record *r)
+/* A summed block, stamped with the end of its interval. */
+struct summed_sink {
+	struct sink *k;
+	uint64_t time;
+};
+
+static int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *arg)
+{
+	struct summed_sink *ss = arg;
+	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
+	unsigned unw;
+	int size = encode_offcpu(ss->k->r, key, ss->time, v->total_ns, v->last_cpu, buf, sizeof(buf),
+				 &unw);
+
+	if (size < 0)
+		return size;
+	size = perf_queue__push(ss->k->batch, (const void *)buf, ss->time, SRC_SUMMED);
+	if (!size)
+		perf_queue__set_aux(ss->k->batch, v->total_ns, key->pid | (uint64_t)unw << 32);
+	return size;
+}
+
+/*
+ * Drain every source, then write in time order as one perf round; with
+ * @sums, the blocks summed in the kernel too, stamped now. They are taken
+ * first: once the summed map is switched, every block that ended before now
+ * has been streamed or summed, so the streamed ones read next are all that
+ * can be older, and the round is in order. Then the stacks read are pruned
+ * from the kernel's maps.
+ */
+static int flush(struct record *r, bool sums)
 {
 	struct sink k = { r, &r->batch, false };
+	struct summed_sink ss = { &k, now_ns() };
 	struct round rd = { .w = r->w, .batch = &r->batch, .finish = true };
-	long n;
+	long n = 0;
+	int err;
 
 	perf_queue__clear(&r->batch);
-	n = perf_rings__read(r->sb, push_sideband, &k);
+	if (sums)
+		n = collector__drain(r->coll, push_summed, &ss);
+	if (n >= 0)
+		n = perf_rings__read(r->sb, push_sideband, &k);
 	if (n >= 0 && r->oncpu)
 		n = perf_rings__read(r->oncpu, push_oncpu, &k);
 	if (n >= 0)
 		n = collector__consume(r->coll, push_stream, &k);
-	return n < 0 ? (int)n : round__write(r, &rd);
+	if (n < 0)
+		return (int)n;
+	err = round__write(r, &rd);
+	if (!err && sums) {
+		collector__prune_stacks(r->coll);
+		r->st.flushes++;
+	}
+	return err;
+}
+
+int flush_round(struct record *r)
+{
+	return flush(r, false);
+}
+
+int flush_round_sums(struct record *r)
+{
+	return flush(r, true);
 }

@@ -9,8 +9,7 @@ const struct loss losses[] = {
 	{ OFFCPU_CNT_UNPAIRED, LOSS_TIME, true,
 	  "blocks lost: the thread blocked again before its switch-in was seen" },
 	{ OFFCPU_CNT_MISSED_OUT, LOSS_TIME, true,
-	  "blocks lost: the kernel skipped offcpu's program when their thread blocked (another "
-	  "BPF program attaching to sched_switch?)" },
+	  "blocks lost: the kernel did not run offcpu's program when their thread blocked" },
 	{ CNT_PROG_MISSES, LOSS_TIME, true,
 	  "context switches not seen: the kernel skipped the BPF program (recursion)" },
 	/* summed with their time, only without their own sample and timestamp */
@@ -148,14 +147,29 @@ void summary__print(FILE *f, const struct summary *s)
 			(unsigned long long)cnt[OFFCPU_CNT_VERIFY_KERNEL_BAD],
 			(unsigned long long)cnt[OFFCPU_CNT_USER_HELPER],
 			(unsigned long long)cnt[OFFCPU_CNT_KERNEL_HELPER]);
+	if (cnt[OFFCPU_CNT_OPEN_START] || cnt[OFFCPU_CNT_OPEN_END])
+		fprintf(f, "offcpu: blocks under way: %llu were already when the recording began "
+			"(%.3f s, counted from then, user stacks unknown), %llu still were when it ended "
+			"(%.3f s, counted up to then)\n",
+			(unsigned long long)cnt[OFFCPU_CNT_OPEN_START],
+			cnt[OFFCPU_CNT_OPEN_START_NS] / 1e9, (unsigned long long)cnt[OFFCPU_CNT_OPEN_END],
+			cnt[OFFCPU_CNT_OPEN_END_NS] / 1e9);
+	fmt_size(s->map_bytes, size, sizeof(size));
+	fprintf(f, "offcpu: kernel maps: %u stacks and summed contexts between flushes (%s, "
+		"--max-stacks); summed blocks written ", s->max_stacks, size);
+	if (s->flush_ns)
+		fprintf(f, "every %.3g s (%llu flushes), ", s->flush_ns / 1e9,
+			(unsigned long long)s->flushes);
+	else
+		fprintf(f, "at the end of each file, ");
+	fprintf(f, "%llu stack entries pruned\n", (unsigned long long)s->pruned);
 	if (s->unwind_ns && s->unw)
 		print_unwind(f, s);
 	if (s->fallbacks)
 		fprintf(f, "offcpu: FALLBACK: %s\n", s->fallbacks);
 	if (cnt[OFFCPU_CNT_RECOVERED])
-		fprintf(f, "offcpu: %llu blocks recovered: the kernel skipped offcpu's program when "
-			"their thread ran again (another BPF program attaching to sched_switch?); their "
-			"time comes from the thread's CPU time%s\n",
+		fprintf(f, "offcpu: %llu blocks recovered: offcpu's program was not called when their "
+			"thread ran again; their time comes from the thread's CPU time%s\n",
 			(unsigned long long)cnt[OFFCPU_CNT_RECOVERED],
 			s->kernel_stacks ? ", their kernel stacks are missing" : "");
 	for (i = 0; i < nr_losses; i++)

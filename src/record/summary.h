@@ -57,6 +57,9 @@ struct summary {
 	uint64_t file_size;
 	bool verify_stacks, kernel_stacks;
 	const char *fallbacks; /* what fell back on this kernel, or NULL */
+	uint32_t max_stacks; /* --max-stacks */
+	uint64_t map_bytes; /* what the stack and summed maps pin */
+	uint64_t flush_ns, flushes, pruned; /* --flush, drains, stack map entries deleted */
 	/* --unwind=tables: off-CPU time by how the walk of its user stack ended
 	 * (OFFCPU_UNW_END_NR), and the tables; NULL without */
 	const uint64_t *unwind_ns;

@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -22,7 +24,7 @@
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
 
-int workload__prepare(struct workload *w, char **argv)
+int workload__prepare(struct workload *w, char **argv, bool stdout_to_stderr)
 {
 	int go[2], errp[2];
 	pid_t pid;
@@ -69,6 +71,9 @@ int workload__prepare(struct workload *w, char **argv)
 		signal(SIGPIPE, SIG_DFL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* offcpu's stdout is the recording (-o -): the command's goes to stderr, as perf does */
+		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(127);
 		/* Wait for the collector; EOF (parent died) means do not run. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
@@ -232,6 +237,16 @@ void workload__kill(struct workload *w, int sig)
 	}
 	if (!w->reaped) {
 		kill(w->pid, sig);
+		w->signal_sent = sig;
+		/* SIGTERM is a request: a command that ignores it for 2 s is killed */
+		if (sig == SIGTERM && w->pidfd >= 0) {
+			struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
+
+			if (poll(&p, 1, 2000) == 0) {
+				kill(w->pid, SIGKILL);
+				w->signal_sent = SIGKILL;
+			}
+		}
 		waitpid(w->pid, &w->status, 0);
 		w->reaped = true;
 	}
@@ -361,6 +376,28 @@ static int open_cgroup(const char *arg, char *msg, size_t len)
 	return fd;
 }
 
+/* The cgroup's id (its inode number, the kernel's kernfs id) and depth below the root. */
+static void cgroup_id_level(int fd, uint64_t *id, uint32_t *level)
+{
+	char link[64], path[PATH_MAX], root[2048], rroot[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	const char *p;
+
+	*id = fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	*level = 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0 || cgroup2_mount(root, sizeof(root)) || !realpath(root, rroot))
+		return;
+	path[n] = 0;
+	if (strncmp(path, rroot, strlen(rroot)))
+		return;
+	for (p = path + strlen(rroot); *p; p++)
+		if (*p == '/' && p[1] && p[1] != '/')
+			(*level)++;
+}
+
 /* One of -p or -t: the process it belongs to, refused when gone or a kernel thread. */
 static int resolve(int id, const char *what, char *msg, size_t len)
 {
@@ -406,11 +443,13 @@ int targets__init(struct targets *t, struct record_opts *o, char *msg, size_t le
 	t->only_tids = o->nr_tids > 0;
 	/* -C and -G alone mean "everything on those cpus / in that cgroup" */
 	t->filter = (!o->system_wide && !o->nr_cpus && !o->cgroup) || (o->argc && !o->system_wide);
-	t->follow = o->argc > 0;
+	/* processes forked by the command or by -p processes, as perf follows them */
+	t->follow = (o->argc > 0 || o->nr_pids > 0) && !o->no_inherit;
 	if (o->cgroup) {
 		t->cgroup_fd = open_cgroup(o->cgroup, msg, len);
 		if (t->cgroup_fd < 0)
 			return t->cgroup_fd;
+		cgroup_id_level(t->cgroup_fd, &t->cgroup_id, &t->cgroup_level);
 	}
 	return 0;
 }

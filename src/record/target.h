@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
 #include "../util/intset.h"
@@ -22,6 +23,8 @@ struct targets {
 	bool follow; /* a process forked by a tracked one is tracked */
 	bool only_tids; /* -t: on-CPU samples of those threads only */
 	int cgroup_fd; /* -G, or -1 */
+	uint64_t cgroup_id; /* -G: its id and depth below the root */
+	uint32_t cgroup_level;
 };
 
 /*
@@ -57,10 +60,14 @@ struct workload {
 	int pidfd;
 	int status; /* wait status once reaped */
 	bool reaped;
+	int signal_sent; /* what workload__kill() sent it, 0: nothing */
 };
 
-/* Fork a child that waits, then execs @argv. Returns 0 or -errno. */
-int workload__prepare(struct workload *w, char **argv);
+/*
+ * Fork a child that waits, then execs @argv; with @stdout_to_stderr its
+ * standard output is offcpu's standard error. Returns 0 or -errno.
+ */
+int workload__prepare(struct workload *w, char **argv, bool stdout_to_stderr);
 /*
  * Release the child. Returns 0 once it exec'd, or -errno of the failed exec.
  * With @at_entry (x86-64), it is held at the program's entry
@@ -70,7 +77,7 @@ int workload__prepare(struct workload *w, char **argv);
 int workload__start(struct workload *w, void (*at_entry)(void *arg, int pid), void *arg);
 /* Reap without blocking; true once it has exited. */
 bool workload__reap(struct workload *w);
-/* Kill a prepared or running workload and reap it. */
+/* Kill a prepared or running workload and reap it (SIGTERM: SIGKILL after 2 s). */
 void workload__kill(struct workload *w, int sig);
 
 /* Is @tid a kernel thread (PF_KTHREAD)? offcpu never records those. */
