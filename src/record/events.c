@@ -221,6 +221,14 @@ int synthesize(struct record *r)
 			if (pid < 0 || (r->have_workload && pid == r->wl.pid && !r->workload_started))
 				continue;
 			err = synth__process(&s, pid);
+			/* a process offcpu may not read (another user namespace's): its
+			 * blocks are recorded, its frames cannot be named */
+			if (err == -EACCES) {
+				if (r->files == 0)
+					pr_warn("cannot read the mappings of process %d (permission "
+						"denied): its user frames will not be named", pid);
+				err = 0;
+			}
 		}
 	}
 	if (!err && r->o.all_cgroups && cgroup2_mount(root, sizeof(root)) == 0)
