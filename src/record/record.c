@@ -469,7 +469,7 @@ out:
 			fprintf(stderr, "offcpu: the command (pid %d) was still running: offcpu sent it "
 				"%s%s\n", r.wl.pid, r.wl.signal_sent == SIGKILL ? "SIGTERM, then SIGKILL "
 				"(it did not exit within 2 s)" : "SIGTERM",
-				stop_signal ? "" : " at the end of -d");
+				!stop_signal && !err && r.o.duration_ns ? " at the end of -d" : "");
 	} else if (r.have_workload) {
 		workload__kill(&r.wl, 0);
 		/* a command that died of a signal on its own: said, and offcpu exits
