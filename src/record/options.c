@@ -58,7 +58,7 @@ static const struct argp_option record_options[] = {
 	{ "overwrite", OPT_OVERWRITE, 0, 0, "Flight recorder: keep only the newest blocks and side-band in overwritable kernel buffers (-m sizes them), read nothing until SIGUSR2 writes them to NAME.YYYYMMDDHHMMSScc; a last file at exit. Implies --switch-output=signal and --off-cpu-thresh 0", 3 },
 	{ "quiet", 'q', 0, 0, "No start line and no summary", 3 },
 	{ 0, 0, 0, 0, "Buffers:", 4 },
-	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks the kernel holds between two flushes, and distinct contexts summed (default 16384: about 17 MiB of kernel memory with user stacks, 34 MiB with both; at most a quarter of the machine's memory). Stacks are taken out of the kernel's maps at every flush, so a long recording never fills them", 4 },
+	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks the kernel holds between two flushes, and distinct contexts summed (default 16384: about 20 MiB of kernel memory with user stacks, 37 MiB with both; at most a quarter of the machine's memory). Stacks are taken out of the kernel's maps at every flush, so a long recording never fills them", 4 },
 	{ "mmap-pages", 'm', "PAGES", 0, "Side-band and on-CPU buffer per CPU, in pages, a power of two (default 128)", 4 },
 	{ "buffer-size", OPT_BUFFER, "SIZE", 0, "Buffer for blocks streamed at once, e.g. 512K, 8M (default 4M; a power of two)", 4 },
 	{ "transport", OPT_TRANSPORT, "ringbuf|perfbuf", 0, "How streamed blocks reach offcpu (default ringbuf, see bench/)", 4 },
@@ -77,9 +77,10 @@ static const char record_doc[] =
 	"blocks, in which state and with which stack, and measures the block when the\n"
 	"thread runs again. Blocks of at least --off-cpu-thresh are written at once as\n"
 	"samples with their real time; shorter ones are summed in the kernel and\n"
-	"written when the recording ends. The file opens in offcpu report, perf report\n"
-	"and perf script; the event is named offcpu-time and each sample's period is\n"
-	"the blocked time in nanoseconds.\n"
+	"written every second (--flush). Blocks under way when the recording starts\n"
+	"or ends count from the start or up to the end. The file opens in offcpu\n"
+	"report, perf report and perf script; the event is named offcpu-time and each\n"
+	"sample's period is the blocked time in nanoseconds.\n"
 	"\n"
 	"User stacks are unwound from each object's .eh_frame tables: complete\n"
 	"through code built without frame pointers (glibc, most distribution\n"
@@ -96,9 +97,10 @@ static const char record_doc[] =
 	"  offcpu record --unwind=fp -- ./app           frame pointers only (cheaper)\n"
 	"  perf report -i app.data --stdio              read it with perf\n"
 	"\n"
-	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF: 5.15 or newer (tested on\n"
-	"Debian 12's 6.1 and 6.12). Where a kernel refuses a piece of the program, only that\n"
-	"piece falls back to the kernel's helpers, and a FALLBACK: line says so."
+	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF: 5.15 or newer "
+	"(tested on Debian 12's 6.1 and 6.12). Where a kernel refuses a piece of the "
+	"program, only that piece falls back to the kernel's helpers, and a FALLBACK: line "
+	"says so."
 	"\vExit status: 0 when the file is complete, 1 on a runtime error, 2 on a usage error, "
 	"128+N when the command was killed by signal N on its own (the file is complete).";
 
