@@ -2,6 +2,7 @@
 /* offcpu: subcommand table. */
 #include <stdio.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 #include "record/record.h"
 #include "report/report.h"
 #include "util/util.h"
@@ -45,7 +46,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("offcpu %s\n", OFFCPU_VERSION);
+		/* the libbpf it runs with, which may be newer than the one it was built with */
+		printf("offcpu %s\nlibbpf %s\n", OFFCPU_VERSION, libbpf_version_string());
 		return 0;
 	}
 	for (i = 0; i < ARRAY_SIZE(commands); i++) {
