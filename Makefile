@@ -57,14 +57,14 @@ $(BUILD)/offcpu.skel.h: $(BUILD)/offcpu.bpf.o
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h src/*/*.h) | $(BUILD)/offcpu.skel.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # The collector embeds the BPF object through its skeleton: a changed BPF
 # program must rebuild it, not only a missing skeleton.
 $(BUILD)/obj/record/collector.o: $(BUILD)/offcpu.skel.h
 
 $(BUILD)/offcpu: $(APP_OBJS)
-	$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS)
 
 # Unit tests need no root; they are built twice: plain and with sanitizers.
 # realloc is wrapped so that tests can make it fail (test_queue.c).
@@ -151,9 +151,14 @@ demo:
 	$(MAKE) all $(BUILD)/tests/groundtruth
 	bash scripts/demo.sh
 
+MANPAGES := doc/offcpu.1 doc/offcpu-record.1 doc/offcpu-report.1
+
 install: $(BUILD)/offcpu
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0755 $(BUILD)/offcpu $(DESTDIR)$(PREFIX)/bin/offcpu
+	install -m 0644 $(MANPAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 completion/offcpu.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/offcpu
 
 clean:
 	rm -rf $(BUILD)
