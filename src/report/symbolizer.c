@@ -526,6 +526,7 @@ int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off,
 {
 	struct sym *sy;
 	uint64_t a;
+	int n;
 
 	if (!d || max < 1)
 		return 0;
@@ -534,13 +535,18 @@ int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off,
 	if (d->mismatch)
 		return 0;
 	a = to_vaddr(d, file_off);
-	if (ret && a)
+	/* a return address: look up the call before it (a noreturn call may end its caller) */
+	sy = find_sym(d, ret && a ? a - 1 : a);
+	if (sy && ret && a)
 		a--;
-	sy = find_sym(d, a);
+	else if (!sy && ret && (sy = find_sym(d, a)) && sy->addr != a)
+		sy = NULL; /* but a "return" to a function's first byte is to a signal
+			      trampoline (glibc's __restore_rt): named as perf names it */
 	if (!sy)
 		return 0;
-	if (s->o.lines && d->dw)
-		return resolve_lines(s, d, a, sym_name(s, sy), out, max);
+	/* code without DWARF (crt1.o's _start) is named from its symbol */
+	if (s->o.lines && d->dw && (n = resolve_lines(s, d, a, sym_name(s, sy), out, max)) > 0)
+		return n;
 	out[0] = (struct sym_frame){ .name = sym_name(s, sy) };
 	return 1;
 }
