@@ -451,3 +451,25 @@ test_report_debuglink() {
 	grep -q ';gt_sleep_thread;' without.folded && fail "names without the debug file?"
 	true
 }
+
+# A block inside a signal handler: the frame of the signal trampoline
+# (glibc's __restore_rt, a "return" to its first byte) is named as perf
+# names it, and the whole stack is perf's, with and without --lines
+test_report_signal_frame() {
+	record_truth -o sig.data -- "$ROOT/$BUILD/tests/sighandler" 3
+	perf script -i sig.data -F ip,sym 2>/dev/null | awk '
+		NF >= 2 { sub(/\+0x[0-9a-f]+$/, "", $2); f[++n] = $2; next }
+		n { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; print s; n = 0 }
+		END { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; print s } }' | sort -u >perf.stacks
+	cat perf.stacks
+	grep -q ';__restore_rt;sig_handler;sig_block;' perf.stacks || fail "perf script does not name __restore_rt"
+	for opt in "" --lines; do
+		"$OFFCPU" report -i sig.data --folded $opt >sig.folded 2>err.txt || { cat err.txt; fail "report $opt failed"; }
+		cat sig.folded
+		sed 's/^[^;]*;//; s/ [0-9]*$//' sig.folded | sort -u >offcpu.stacks
+		grep -q ';__restore_rt;sig_handler;sig_block;' offcpu.stacks || fail "no __restore_rt in offcpu report --folded $opt"
+		grep -q '\[unknown\]' offcpu.stacks && fail "an [unknown] frame in offcpu report --folded $opt"
+		cmp perf.stacks offcpu.stacks || fail "offcpu report --folded $opt and perf script differ"
+	done
+	true
+}
