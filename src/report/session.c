@@ -26,6 +26,7 @@ struct session {
 	struct perf_reader *r;
 	struct symbolizer *sym;
 	struct hashmap comm_of; /* tid -> strtab index */
+	struct hashmap exe_of; /* pid -> profile dso of its executable, UINT64_MAX: none yet */
 	struct procmaps maps;
 	struct hashmap obj_of; /* mapobj -> index into objs */
 	struct mapobj *objs;
@@ -67,6 +68,30 @@ static int set_comm(struct session *s, uint32_t tid, uint32_t comm)
 		return -ENOMEM;
 	*v = comm;
 	return 0;
+}
+
+/*
+ * A process's executable is its first file mapping since its exec (the
+ * kernel maps the program before its interpreter; /proc lists it first).
+ * Set @dso (UINT32_MAX: forget) when @only_if_none is false or none is known.
+ */
+static int set_exe(struct session *s, uint32_t pid, uint32_t dso, bool only_if_none)
+{
+	int created;
+	uint64_t *v = hashmap__upsert(&s->exe_of, &pid, sizeof(pid), &created);
+
+	if (!v)
+		return -ENOMEM;
+	if (created || !only_if_none || *v == UINT64_MAX)
+		*v = dso == UINT32_MAX ? UINT64_MAX : dso;
+	return 0;
+}
+
+static uint32_t exe_for(struct session *s, uint32_t pid)
+{
+	uint64_t *v = hashmap__find(&s->exe_of, &pid, sizeof(pid));
+
+	return v && *v != UINT64_MAX ? (uint32_t)*v : UINT32_MAX;
 }
 
 /* The object number of (@sd, @dso) for procmaps, or -ENOMEM. */
@@ -187,6 +212,9 @@ static int on_mmap(struct session *s, const struct perf_event_header *h)
 	obj = mapobj(s, sd, dso);
 	if (obj < 0)
 		return (int)obj;
+	if (fn[0] == '/' && fn[1] != '/' && strncmp(fn, "/memfd:", 7) &&
+	    set_exe(s, pid, dso, true)) /* not //anon, memfd code */
+		return -ENOMEM;
 	return procmaps__map(&s->maps, pid, addr, len, pgoff, (uint32_t)obj);
 }
 
@@ -204,6 +232,8 @@ static int on_fork(struct session *s, const struct perf_event_header *h)
 	ptid = t.ptid;
 	v = hashmap__find(&s->comm_of, &ptid, sizeof(ptid));
 	if (v && set_comm(s, tid, (uint32_t)*v))
+		return -ENOMEM;
+	if (pid != ppid && set_exe(s, pid, exe_for(s, ppid), false))
 		return -ENOMEM;
 	/* a new process starts with a copy of its parent's mappings */
 	return procmaps__fork(&s->maps, ppid, pid);
@@ -472,6 +502,8 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 		row = profile__row(s->p, (uint32_t)ev, smp.pid, smp.tid, comm, stack);
 		if (row == UINT32_MAX)
 			return -ENOMEM;
+		if (s->p->rows[row].exe == UINT32_MAX)
+			s->p->rows[row].exe = exe_for(s, smp.pid);
 		*v = row;
 	}
 	row = (uint32_t)*v;
@@ -499,9 +531,12 @@ static int on_record(struct session *s, const struct perf_event_header *h)
 		return on_sample(s, h);
 	case PERF_RECORD_COMM:
 		name = perf_record__name(h, sizeof(c));
-		if (name && perf_record__copy(h, &c, sizeof(c)))
-			return set_comm(s, c.tid, strtab__add(&s->p->str, name));
-		return 0;
+		if (!name || !perf_record__copy(h, &c, sizeof(c)))
+			return 0;
+		/* the mappings that follow an exec are the new program's */
+		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && set_exe(s, c.pid, UINT32_MAX, false))
+			return -ENOMEM;
+		return set_comm(s, c.tid, strtab__add(&s->p->str, name));
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		return on_mmap(s, h);
@@ -593,6 +628,7 @@ static void progress(struct session *s, bool done)
 static void session__free(struct session *s)
 {
 	hashmap__free(&s->comm_of);
+	hashmap__free(&s->exe_of);
 	procmaps__free(&s->maps);
 	hashmap__free(&s->obj_of);
 	free(s->objs);
