@@ -473,3 +473,25 @@ test_report_signal_frame() {
 	done
 	true
 }
+
+# pprof's main binary (go tool pprof's File:, the first mapping) is the
+# recorded program: not libc when the stacks stop there (--unwind=fp), not
+# the shell that started the program, which waited less than it
+test_report_pprof_main_binary() {
+	command -v go >/dev/null || skip "go not installed (golang-go)"
+	gopprof() { HOME=$PWD GOCACHE=$PWD/.gocache go tool pprof "$@"; }
+	record_truth -o fp.data --unwind=fp -- "$SPIN" 0 0.3
+	"$OFFCPU" report -i fp.data --folded
+	"$OFFCPU" report -i fp.data --pprof fp.pb.gz || fail "pprof failed"
+	gopprof -top fp.pb.gz >fp.txt 2>fp.err || { cat fp.err; fail "go tool pprof failed"; }
+	head -3 fp.txt
+	grep -qx 'File: spin' fp.txt || fail "File: is not spin"
+	id=$(readelf -n "$SPIN" | awk '/Build ID/ { print $3 }')
+	# no frame of spin's, so no build id recorded for it: none, or spin's
+	! grep '^Build ID:' fp.txt | grep -vqx "Build ID: $id" || fail "the first mapping's build id is not spin's $id"
+	record_truth -o sh.data -- sh -c "'$GT' -r truth.txt; true"
+	"$OFFCPU" report -i sh.data --pprof sh.pb.gz || fail "pprof failed"
+	gopprof -top sh.pb.gz >sh.txt 2>sh.err || { cat sh.err; fail "go tool pprof failed"; }
+	head -3 sh.txt
+	grep -qx 'File: groundtruth' sh.txt || fail "File: is not groundtruth"
+}
