@@ -119,6 +119,8 @@ static void note_build_id(struct session *s, const char *path, const uint8_t *id
 
 	if (!len || len > 20)
 		return;
+	if (!strcmp(path, "[kernel.kallsyms]"))
+		symbolizer__kernel_build_id(s->sym, id, len);
 	v = hashmap__upsert(&s->build_ids, path, strlen(path), &created);
 	if (!v)
 		return;
@@ -197,8 +199,12 @@ static int on_mmap(struct session *s, const struct perf_event_header *h)
 		return 0;
 	}
 	if (pid == UINT32_MAX || (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-					 PERF_RECORD_MISC_KERNEL)
-		return 0; /* kernel and modules: kallsyms resolves those */
+					 PERF_RECORD_MISC_KERNEL) {
+		/* kernel and modules: kallsyms resolves those, once checked against this */
+		if (pid == UINT32_MAX && !strncmp(fn, "[kernel.kallsyms]", 17) && fn[17])
+			symbolizer__kernel_mmap(s->sym, fn + 17, pgoff);
+		return 0;
+	}
 	if (!len || addr + len < addr)
 		return 0;
 	if (!bid_len && (v = hashmap__find(&s->build_ids, fn, strlen(fn)))) {
