@@ -495,3 +495,111 @@ test_report_pprof_main_binary() {
 	head -3 sh.txt
 	grep -qx 'File: groundtruth' sh.txt || fail "File: is not groundtruth"
 }
+
+# damage_kernel IN OUT WHAT...: a copy of offcpu's recording IN with its
+# kernel changed, as if recorded on another kernel or boot. WHAT: bid (flip
+# the [kernel.kallsyms] build id), nobid (rename that build id entry away),
+# mmap (move the kernel MMAP, perf's "[kernel.kallsyms]_text" at pgoff = the
+# address of _text, by 16 MiB), samples (move every kernel address of the
+# samples' call chains by as much: with mmap, a reboot with another KASLR offset)
+damage_kernel() {
+	python3 - "$@" <<-'EOF'
+		import struct, sys
+		src, dst, what = sys.argv[1], sys.argv[2], sys.argv[3:]
+		b = bytearray(open(src, "rb").read())
+		X = 16 << 20
+		u64 = lambda o: struct.unpack_from("<Q", b, o)[0]
+		def put(o, v): struct.pack_into("<Q", b, o, v & (2**64 - 1))
+		if "bid" in what or "nobid" in what:
+		    notes = open("/sys/kernel/notes", "rb").read()
+		    off, kid = 0, None
+		    while off + 12 <= len(notes):
+		        nsz, dsz, typ = struct.unpack_from("<III", notes, off)
+		        name, desc = off + 12, off + 12 + ((nsz + 3) & ~3)
+		        if typ == 3 and notes[name:name + 3] == b"GNU":
+		            kid = notes[desc:desc + dsz]
+		        off = desc + ((dsz + 3) & ~3)
+		    at = b.find(kid)
+		    assert kid and at > 0 and b.find(kid, at + 1) < 0, "one kernel build id in the file"
+		    if "bid" in what:
+		        b[at] ^= 0xff
+		    else:
+		        name = b.find(b"[kernel.kallsyms]\0", at)
+		        b[name + 16] = ord("z")
+		if "mmap" in what:
+		    name = b.find(b"[kernel.kallsyms]_text\0")
+		    assert name > 0 and b.find(b"[kernel.kallsyms]_text\0", name + 1) < 0
+		    put(name - 24, u64(name - 24) + X)  # start
+		    put(name - 16, u64(name - 16) - X)  # len
+		    put(name - 8, u64(name - 8) + X)  # pgoff
+		if "samples" in what:
+		    attr_size, attrs = u64(16), u64(24)
+		    st, data, size = u64(attrs + 24), u64(40), u64(48)
+		    # the first event's samples (offcpu-time; the other is the side-band's dummy)
+		    ids_off, ids_size = u64(attrs + attr_size - 16), u64(attrs + attr_size - 8)
+		    ids = {u64(ids_off + i) for i in range(0, ids_size, 8)}
+		    assert st & (1 << 16) and ids, "samples with IDENTIFIER"
+		    bits = [(1 << 16), 1, 2, 4, 8, 64, 512, 128, 256]  # IDENTIFIER IP TID TIME ADDR ID STREAM CPU PERIOD
+		    assert not st & 16, "no READ"
+		    off, moved = data, 0
+		    while off < data + size:
+		        typ, misc, sz = struct.unpack_from("<IHH", b, off)
+		        if typ == 9 and st & 32 and u64(off + 8) in ids:
+		            p = off + 8 + 8 * sum(1 for x in bits if st & x)
+		            if st & 1 and misc & 7 == 1:  # IP, after IDENTIFIER
+		                put(off + 16, u64(off + 16) + X)
+		            kernel = misc & 7 == 1
+		            for i in range(u64(p)):
+		                ip = u64(p + 8 + 8 * i)
+		                if ip >= 2**64 - 4095:
+		                    kernel = ip == 2**64 - 128
+		                elif kernel:
+		                    put(p + 8 + 8 * i, ip + X)
+		                    moved += 1
+		        off += sz
+		    assert moved, "no kernel address in the samples"
+		open(dst, "wb").write(b)
+	EOF
+}
+
+# kernel_names FOLDED: the distinct kernel frames' names
+kernel_names() {
+	grep -o '[^;]*_\[k\]' "$1" | sort -u
+}
+
+# Kernel frames are named from the running kernel only when it is the
+# recording's: another build id, or another KASLR offset without a build id
+# to show it is the same kernel, leaves them unresolved with a warning that
+# says why; the same kernel at another offset is relocated
+test_report_kernel_check() {
+	record_truth -o k.data --stacks both -- "$GT" -r truth.txt
+	"$OFFCPU" report -i k.data --folded >k.folded 2>k.err || { cat k.err; fail "report failed"; }
+	[ ! -s k.err ] || { cat k.err; fail "warnings on the running kernel's own recording"; }
+	kernel_names k.folded >k.names
+	grep -q 'hrtimer_nanosleep_\[k\]' k.names || { cat k.names; fail "no kernel names in the undamaged file"; }
+	grep -q '\[unknown\]_\[k\]' k.names && fail "unresolved kernel frames in the undamaged file"
+	for what in bid "mmap samples bid" "mmap nobid"; do
+		damage_kernel k.data bad.data $what || fail "cannot damage the file ($what)"
+		"$OFFCPU" report -i bad.data --folded >bad.folded 2>bad.err || { cat bad.err; fail "report failed ($what)"; }
+		echo "$what:"
+		cat bad.err
+		[ "$(grep -c warning bad.err)" = 1 ] || fail "not one warning ($what)"
+		case $what in
+		*nobid) grep -q 'kernel KASLR offset mismatch: _text was at 0x[0-9a-f]* when recorded, at 0x[0-9a-f]* in /proc/kallsyms, and the recording has no kernel build id' bad.err ;;
+		*bid) grep -q 'kernel build id mismatch: recorded [0-9a-f]*, the running kernel has [0-9a-f]*' bad.err ;;
+		esac || fail "the warning does not say what differs ($what)"
+		[ "$(kernel_names bad.folded)" = '[unknown]_[k]' ] || { kernel_names bad.folded | head; fail "kernel names from another kernel ($what)"; }
+		grep -q ';gt_sleep_thread;' bad.folded || fail "user frames lost ($what)"
+	done
+	# a reboot: the same kernel elsewhere is relocated, and named as before
+	damage_kernel k.data moved.data mmap samples || fail "cannot move the kernel"
+	"$OFFCPU" report -i moved.data --folded >moved.folded 2>moved.err || { cat moved.err; fail "report failed"; }
+	cat moved.err
+	grep -q 'the kernel was loaded at another address when recorded (KASLR offset: _text at 0x[0-9a-f]* then, 0x[0-9a-f]* in /proc/kallsyms); same build id: kernel frames relocated by -16777216' moved.err ||
+		fail "no relocation said"
+	cmp k.folded moved.folded || { diff k.folded moved.folded | head; fail "relocated kernel frames differ"; }
+	# perf relocates it the same way: the oracle that the file was moved consistently
+	perf script -i k.data -F ip,sym 2>/dev/null | awk '{ print $2 }' >k.perf
+	perf script -i moved.data -F ip,sym 2>/dev/null | awk '{ print $2 }' >moved.perf
+	cmp -s k.perf moved.perf || { diff k.perf moved.perf | head; fail "perf names the moved file's kernel frames otherwise"; }
+}
