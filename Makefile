@@ -105,7 +105,7 @@ $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $< $(FUZZ_SRCS) -o $@
 
-FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/report/session.c src/report/symbolizer.c \
+FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/report/session.c src/report/symbolizer.c src/unwind/oracle.c \
 	src/report/profile.c src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c \
 	src/report/json.c
 $(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wildcard src/*/*.h)
