@@ -603,3 +603,45 @@ test_report_kernel_check() {
 	perf script -i moved.data -F ip,sym 2>/dev/null | awk '{ print $2 }' >moved.perf
 	cmp -s k.perf moved.perf || { diff k.perf moved.perf | head; fail "perf names the moved file's kernel frames otherwise"; }
 }
+
+# user_stacks_perf FILE / user_stacks_offcpu FILE: "comm;outer;...;inner count"
+# of FILE's samples, user frames only, names without leading underscores and
+# symbol versions (perf and offcpu pick different aliases: clone3, __clone3),
+# without perf's [unknown] for a pc outside every mapping at the root
+user_stacks_perf() {
+	perf script -i "$1" -F comm,ip,sym,dso --no-inline 2>/dev/null | awk '
+		function flush() { if (have) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; print s }; n = 0; have = 0 }
+		/^[^ \t]/ { flush(); comm = $1; have = 1; next }
+		NF >= 3 && $1 ~ /^[0-9a-f]+$/ { if ($NF !~ /kernel\.kallsyms/ && !(n > 0 && $2 == "[unknown]")) { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); sub(/@.*/, "", sym); sub(/^_+/, "", sym); f[++n] = sym }; next }
+		NF == 0 { flush() }
+		END { flush() }' | sort | uniq -c | awk '{ print $2, $1 }'
+}
+user_stacks_offcpu() {
+	"$OFFCPU" report -i "$1" --folded | awk '{ v = $NF; s = substr($0, 1, length($0) - length(v) - 1); n = split(s, a, ";"); o = a[1]
+		for (i = 2; i <= n; i++) if (a[i] !~ /_\[k\]$/) { sub(/@.*/, "", a[i]); sub(/^_+/, "", a[i]); o = o ";" a[i] }
+		t[o] += v } END { for (o in t) print o, t[o] }' | sort
+}
+
+# perf record --call-graph dwarf (user registers and a stack copy per sample,
+# no user frames in the call chain): offcpu report unwinds the copies with
+# libdw as perf report does: the frame-pointer-less workload's functions under
+# start_thread, and perf's own stacks for nearly every sample
+test_report_perf_dwarf() {
+	nofp=$ROOT/$BUILD/tests/gt_nofp
+	perf record -q -e sched:sched_switch --call-graph dwarf -o dw.data "$nofp" -r truth.txt >/dev/null 2>perf.err ||
+		{ cat perf.err; fail "perf record --call-graph dwarf failed"; }
+	"$OFFCPU" report -i dw.data --folded >dw.folded 2>err.txt || { cat err.txt; fail "report failed"; }
+	for fn in nf_sleep_block nf_cond_block nf_mutex_block nf_pipe_block nf_epoll_block; do
+		grep -q "^nf-[a-z]*;__clone3;start_thread;nf_[a-z]*_thread;$fn[.;]" dw.folded ||
+			{ head dw.folded; fail "$fn not under start_thread"; }
+	done
+	grep -q '^gt_nofp;_start;.*;main;' dw.folded || fail "the main thread's stack is not under main"
+	user_stacks_perf dw.data >perf.user
+	user_stacks_offcpu dw.data >offcpu.user
+	read -r same total < <(awk 'NR == FNR { p[$1] = $2; tot += $2; next }
+		{ same += (p[$1] < $2) ? p[$1] : $2 } END { print same + 0, tot + 0 }' perf.user offcpu.user)
+	with=$(awk '{ v = $NF; if ($0 ~ /;__clone3;|;_start;/) u += v; t += v } END { printf "%d of %d", u, t }' dw.folded)
+	note "perf's user stacks found in offcpu report: $same of $total samples; stacks from a thread's root: $with"
+	[ "$total" -gt 20 ] && [ $((same * 100)) -ge $((total * 90)) ] ||
+		{ diff perf.user offcpu.user; fail "only $same of $total samples have perf's user stack"; }
+}
