@@ -194,8 +194,12 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 		skip(&c, nr * 3);
 	}
 	if (st & PERF_SAMPLE_REGS_USER) {
-		if (take(&c))
-			skip(&c, __builtin_popcountll(attr->sample_regs_user));
+		s->regs_abi = take(&c);
+		if (s->regs_abi) {
+			s->regs_user = c.p;
+			s->nr_regs_user = (uint32_t)__builtin_popcountll(attr->sample_regs_user);
+			skip(&c, s->nr_regs_user);
+		}
 	}
 	if (st & PERF_SAMPLE_STACK_USER) {
 		uint64_t size = take(&c);
@@ -205,8 +209,11 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 				*why = "user stack larger than the record";
 				return -EINVAL;
 			}
+			s->stack_user = c.p;
 			skip(&c, PERF_ALIGN(size, 8) / 8);
-			skip(&c, 1); /* dyn_size */
+			s->stack_user_size = take(&c); /* dyn_size */
+			if (s->stack_user_size > size)
+				s->stack_user_size = size;
 		}
 	}
 	if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))

@@ -24,6 +24,13 @@ struct perf_sample {
 	const void *raw;
 	uint64_t weight;
 	uint64_t cgroup;
+	/* parse only: REGS_USER (abi 0: none) in the order of attr.sample_regs_user's bits */
+	uint64_t regs_abi;
+	const uint64_t *regs_user;
+	uint32_t nr_regs_user;
+	/* parse only: STACK_USER, what was copied from the user stack pointer up */
+	const void *stack_user;
+	uint64_t stack_user_size; /* dyn_size, at most the copy's size */
 };
 
 /*
@@ -38,7 +45,8 @@ int perf_sample__encode(uint64_t sample_type, const struct perf_sample *s, void 
  * Parse the body of a PERF_RECORD_SAMPLE written for @attr. Every bit perf 6.1
  * writes is understood (READ, BRANCH_STACK, REGS_*, STACK_USER, AUX... are
  * skipped over). Returns 0, or -EINVAL when the record is shorter than its
- * fields say, with a reason in @why.
+ * fields say, with a reason in @why. The user registers and stack copy
+ * point into @rec.
  */
 int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_event_header *rec,
 		       struct perf_sample *s, const char **why);

@@ -243,37 +243,3 @@ int synth__kernel_mmap(const struct synth *s)
 	return finish(s, buf, sizeof(m) + sizeof(name), -1, 0, PERF_RECORD_MMAP,
 		      PERF_RECORD_MISC_KERNEL);
 }
-
-int kernel_build_id(uint8_t *id, size_t cap)
-{
-	unsigned char buf[4096];
-	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-	size_t off = 0;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n < 0)
-		return -errno;
-	while (off + 12 <= (size_t)n) {
-		uint32_t namesz, descsz, type;
-		size_t name_off = off + 12, desc_off;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		desc_off = name_off + PERF_ALIGN(namesz, 4);
-		if (namesz > 4096 || descsz > 4096 || desc_off + descsz > (size_t)n)
-			break;
-		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(buf + name_off, "GNU", 4)) {
-			size_t len = descsz < cap ? descsz : cap;
-
-			memcpy(id, buf + desc_off, len);
-			return (int)len;
-		}
-		off = desc_off + PERF_ALIGN(descsz, 4);
-	}
-	return -ENOENT;
-}

@@ -139,6 +139,27 @@ static int gzip_to(int fd, const uint8_t *data, size_t len)
 	return err;
 }
 
+/* The executable with the most of @event's value (summed over its processes), or UINT32_MAX. */
+static uint32_t main_exe(const struct profile *p, int event)
+{
+	uint64_t *w = calloc(p->nr_dsos + 1, sizeof(*w));
+	uint32_t i, best = UINT32_MAX;
+
+	if (!w)
+		return UINT32_MAX; /* only the order of the mappings is lost */
+	for (i = 0; i < p->nr_rows; i++) {
+		const struct profile_row *r = &p->rows[i];
+
+		if (r->event == (uint32_t)event && r->exe < p->nr_dsos)
+			w[r->exe] += profile__value(p, r->event, r->period, r->count);
+	}
+	for (i = 0; i < p->nr_dsos; i++)
+		if (w[i] && (best == UINT32_MAX || w[i] > w[best]))
+			best = i;
+	free(w);
+	return best;
+}
+
 int pprof__write(const struct profile *p, int event, int fd)
 {
 	const struct profile_event *ev = &p->events[event];
@@ -148,7 +169,7 @@ int pprof__write(const struct profile *p, int event, int fd)
 	uint64_t *dso_max = NULL, *fn_of = NULL;
 	struct hashmap fn_idx = { 0 };
 	uint64_t nr_fns = 0;
-	uint32_t i, k, nr;
+	uint32_t i, k, nr, main;
 	const char *ename = strtab__get(&p->str, ev->name);
 	int err;
 
@@ -248,19 +269,28 @@ int pprof__write(const struct profile *p, int event, int fd)
 		pb_msg(&sub, 4, &sub2);
 		pb_msg(&b, 4, &sub);
 	}
-	/* mappings: one per binary, addresses relative to the file */
-	for (i = 0; i < p->nr_dsos; i++) {
-		const struct profile_dso *d = &p->dsos[i];
+	/*
+	 * mappings: one per binary, addresses relative to the file. The first is
+	 * the main binary (pprof's File:): the executable whose processes carry
+	 * the most of the event, as perf's converters put each process's own
+	 * executable first, not the first binary the file happened to map.
+	 */
+	main = main_exe(p, event);
+	for (k = 0; k <= p->nr_dsos; k++) {
+		const struct profile_dso *d;
 		char hex[41];
+		uint32_t j;
 
-		if (!fseen[i])
+		i = k == 0 ? main : k - 1;
+		if (i >= p->nr_dsos || (k && i == main) || (!fseen[i] && i != main))
 			continue;
+		d = &p->dsos[i];
 		pb_uint(&sub, 1, i + 1);
 		pb_uint(&sub, 3, dso_max[i] ? dso_max[i] : 1);
 		pb_uint(&sub, 5, str_id(&s, strtab__get(&p->str, d->name)));
 		if (d->build_id_len) {
-			for (k = 0; k < d->build_id_len; k++)
-				sprintf(hex + 2 * k, "%02x", d->build_id[k]);
+			for (j = 0; j < d->build_id_len; j++)
+				sprintf(hex + 2 * j, "%02x", d->build_id[j]);
 			pb_uint(&sub, 6, str_id(&s, hex));
 		}
 		pb_uint(&sub, 7, 1); /* has_functions */

@@ -189,6 +189,7 @@ uint32_t profile__row(struct profile *p, uint32_t event, uint32_t pid, uint32_t 
 		r->tid = tid;
 		r->comm = comm;
 		r->stack = stack;
+		r->exe = UINT32_MAX;
 		*v = p->nr_rows++;
 	}
 	return (uint32_t)*v;

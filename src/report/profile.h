@@ -52,6 +52,7 @@ struct profile_stack {
 
 struct profile_row {
 	uint32_t event, pid, tid, comm, stack;
+	uint32_t exe; /* dso of the process's executable (its first mapping since exec), or UINT32_MAX */
 	uint64_t period, count;
 };
 

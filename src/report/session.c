@@ -8,11 +8,17 @@
 #include "../offcpu.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/reader.h"
+#include "../unwind/oracle.h"
 #include "../util/procmaps.h"
 #include "../util/util.h"
 
 #define MAX_FRAMES 512 /* resolved frames per sample, inlined ones included */
 #define MAX_INLINE 8
+#define MAX_DWARF_FRAMES 256 /* user frames unwound from a sample's stack copy */
+/* x86-64 perf_regs numbers: the registers the unwinder starts from */
+#define PERF_REG_BP 6
+#define PERF_REG_SP 7
+#define PERF_REG_IP 8
 
 /* What a mapping's object number stands for here: a symbolizer dso and a profile dso. */
 struct mapobj {
@@ -26,6 +32,7 @@ struct session {
 	struct perf_reader *r;
 	struct symbolizer *sym;
 	struct hashmap comm_of; /* tid -> strtab index */
+	struct hashmap exe_of; /* pid -> profile dso of its executable, UINT64_MAX: none yet */
 	struct procmaps maps;
 	struct hashmap obj_of; /* mapobj -> index into objs */
 	struct mapobj *objs;
@@ -43,6 +50,11 @@ struct session {
 	uint32_t unknown;
 	struct perf_queue queue; /* records waiting for their round to end */
 	uint64_t round_max, prev_round_max;
+	/* samples with user registers and a stack copy (perf record --call-graph dwarf) */
+	struct unwind_oracle *oracle;
+	struct hashmap oracle_gen; /* pid -> generation of the mappings the oracle has */
+	uint64_t *dwarf_ips; /* the sample's call chain, then its unwound user frames */
+	size_t dwarf_cap;
 };
 
 static uint32_t comm_for(struct session *s, uint32_t pid, uint32_t tid)
@@ -67,6 +79,30 @@ static int set_comm(struct session *s, uint32_t tid, uint32_t comm)
 		return -ENOMEM;
 	*v = comm;
 	return 0;
+}
+
+/*
+ * A process's executable is its first file mapping since its exec (the
+ * kernel maps the program before its interpreter; /proc lists it first).
+ * Set @dso (UINT32_MAX: forget) when @only_if_none is false or none is known.
+ */
+static int set_exe(struct session *s, uint32_t pid, uint32_t dso, bool only_if_none)
+{
+	int created;
+	uint64_t *v = hashmap__upsert(&s->exe_of, &pid, sizeof(pid), &created);
+
+	if (!v)
+		return -ENOMEM;
+	if (created || !only_if_none || *v == UINT64_MAX)
+		*v = dso == UINT32_MAX ? UINT64_MAX : dso;
+	return 0;
+}
+
+static uint32_t exe_for(struct session *s, uint32_t pid)
+{
+	uint64_t *v = hashmap__find(&s->exe_of, &pid, sizeof(pid));
+
+	return v && *v != UINT64_MAX ? (uint32_t)*v : UINT32_MAX;
 }
 
 /* The object number of (@sd, @dso) for procmaps, or -ENOMEM. */
@@ -94,6 +130,8 @@ static void note_build_id(struct session *s, const char *path, const uint8_t *id
 
 	if (!len || len > 20)
 		return;
+	if (!strcmp(path, "[kernel.kallsyms]"))
+		symbolizer__kernel_build_id(s->sym, id, len);
 	v = hashmap__upsert(&s->build_ids, path, strlen(path), &created);
 	if (!v)
 		return;
@@ -172,8 +210,12 @@ static int on_mmap(struct session *s, const struct perf_event_header *h)
 		return 0;
 	}
 	if (pid == UINT32_MAX || (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-					 PERF_RECORD_MISC_KERNEL)
-		return 0; /* kernel and modules: kallsyms resolves those */
+					 PERF_RECORD_MISC_KERNEL) {
+		/* kernel and modules: kallsyms resolves those, once checked against this */
+		if (pid == UINT32_MAX && !strncmp(fn, "[kernel.kallsyms]", 17) && fn[17])
+			symbolizer__kernel_mmap(s->sym, fn + 17, pgoff);
+		return 0;
+	}
 	if (!len || addr + len < addr)
 		return 0;
 	if (!bid_len && (v = hashmap__find(&s->build_ids, fn, strlen(fn)))) {
@@ -187,6 +229,9 @@ static int on_mmap(struct session *s, const struct perf_event_header *h)
 	obj = mapobj(s, sd, dso);
 	if (obj < 0)
 		return (int)obj;
+	if (fn[0] == '/' && fn[1] != '/' && strncmp(fn, "/memfd:", 7) &&
+	    set_exe(s, pid, dso, true)) /* not //anon, memfd code */
+		return -ENOMEM;
 	return procmaps__map(&s->maps, pid, addr, len, pgoff, (uint32_t)obj);
 }
 
@@ -204,6 +249,8 @@ static int on_fork(struct session *s, const struct perf_event_header *h)
 	ptid = t.ptid;
 	v = hashmap__find(&s->comm_of, &ptid, sizeof(ptid));
 	if (v && set_comm(s, tid, (uint32_t)*v))
+		return -ENOMEM;
+	if (pid != ppid && set_exe(s, pid, exe_for(s, ppid), false))
 		return -ENOMEM;
 	/* a new process starts with a copy of its parent's mappings */
 	return procmaps__fork(&s->maps, ppid, pid);
@@ -357,6 +404,100 @@ static int mark_frame(struct session *s, const struct addrspace *as, uint64_t ma
 	return out[0] == UINT32_MAX ? -ENOMEM : 1;
 }
 
+/* The oracle's view of a recorded process: its file mappings as /proc/PID/maps lines. */
+static int write_maps(int pid, FILE *f, void *arg)
+{
+	struct session *s = arg;
+	const struct addrspace *as = procmaps__get(&s->maps, (uint32_t)pid);
+	size_t i;
+
+	if (!as)
+		return -ESRCH;
+	for (i = 0; i < as->nr; i++) {
+		const struct vmap *vm = &as->maps[i];
+		const struct profile_dso *d = &s->p->dsos[s->objs[vm->obj].dso];
+		const char *path = strtab__get(&s->p->str, d->name);
+
+		/*
+		 * Only executable mappings are kept: the object's start (where libdw
+		 * takes its first segment to be) is where its offset 0 would be.
+		 */
+		if (path[0] == '/' && path[1] != '/' && vm->pgoff <= vm->start && !strchr(path, '\n'))
+			fprintf(f, "%llx-%llx r-xp %08llx 00:01 %u %s\n",
+				(unsigned long long)(vm->start - vm->pgoff), (unsigned long long)vm->end,
+				0ULL, vm->obj + 1, path);
+	}
+	return 0;
+}
+
+static uint64_t user_reg(const struct perf_event_attr *attr, const struct perf_sample *smp, int reg,
+			 bool *ok)
+{
+	uint64_t bit = 1ULL << reg, idx;
+
+	if (!(attr->sample_regs_user & bit)) {
+		*ok = false;
+		return 0;
+	}
+	idx = (uint64_t)__builtin_popcountll(attr->sample_regs_user & (bit - 1));
+	if (idx >= smp->nr_regs_user) {
+		*ok = false;
+		return 0;
+	}
+	return smp->regs_user[idx];
+}
+
+/*
+ * A sample with user registers and a copy of the user stack, and no user
+ * frames in its call chain (perf record --call-graph dwarf): its user stack
+ * is unwound with libdw, as perf report does, and appended to the chain.
+ * Returns 1 when @smp's chain was replaced, 0 when left, -ENOMEM.
+ */
+static int unwind_user(struct session *s, const struct perf_event_attr *attr,
+		       struct perf_sample *smp)
+{
+	const struct addrspace *as;
+	uint64_t ip, sp, bp, *gen;
+	size_t i, nr;
+	bool ok = true;
+	int created, n;
+
+	if ((attr->sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)) !=
+		    (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER) ||
+	    !smp->regs_abi || !smp->stack_user_size || !smp->pid || !smp->tid)
+		return 0;
+	for (i = 0; i < smp->nr_ips; i++)
+		if (smp->ips[i] == (uint64_t)PERF_CONTEXT_USER)
+			return 0; /* it has its user frames */
+	ip = user_reg(attr, smp, PERF_REG_IP, &ok);
+	sp = user_reg(attr, smp, PERF_REG_SP, &ok);
+	bp = user_reg(attr, smp, PERF_REG_BP, &ok);
+	as = procmaps__get(&s->maps, smp->pid);
+	if (!ok || !as)
+		return 0;
+	if (!s->oracle && !(s->oracle = unwind_oracle__new_recorded(write_maps, s)))
+		return -ENOMEM;
+	gen = hashmap__upsert(&s->oracle_gen, &smp->pid, sizeof(smp->pid), &created);
+	if (!gen)
+		return -ENOMEM;
+	if (!created && *gen != as->gen)
+		unwind_oracle__forget(s->oracle, (int)smp->pid);
+	*gen = as->gen;
+	nr = smp->nr_ips + 1 + MAX_DWARF_FRAMES;
+	if (grow_array((void **)&s->dwarf_ips, &s->dwarf_cap, nr, sizeof(*s->dwarf_ips)))
+		return -ENOMEM;
+	memcpy(s->dwarf_ips, smp->ips, smp->nr_ips * sizeof(*smp->ips));
+	s->dwarf_ips[smp->nr_ips] = (uint64_t)PERF_CONTEXT_USER;
+	n = unwind_oracle__unwind(s->oracle, (int)smp->pid, (int)smp->tid, ip, sp, bp,
+				  smp->stack_user, smp->stack_user_size,
+				  s->dwarf_ips + smp->nr_ips + 1, MAX_DWARF_FRAMES);
+	if (n <= 0)
+		return n == -ENOMEM ? -ENOMEM : 0;
+	smp->ips = s->dwarf_ips;
+	smp->nr_ips += 1 + (uint64_t)n;
+	return 1;
+}
+
 /* Symbolize a call chain (innermost first) into a root-first stack. */
 static uint32_t make_stack(struct session *s, const struct perf_event_header *h,
 			   const struct perf_sample *smp, const struct addrspace *as, bool chain)
@@ -417,7 +558,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 	const struct perf_reader_event *e;
 	bool chain;
 	uint64_t *v;
-	int created;
+	int created, ret;
 
 	if (perf_reader__parse_sample(s->r, h, &smp, &ev))
 		return -EINVAL;
@@ -443,7 +584,10 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 			return 0;
 	}
 	as = procmaps__get(&s->maps, smp.pid);
-	chain = (e->attr.sample_type & PERF_SAMPLE_CALLCHAIN) && smp.nr_ips;
+	ret = unwind_user(s, &e->attr, &smp);
+	if (ret < 0)
+		return ret;
+	chain = (ret || (e->attr.sample_type & PERF_SAMPLE_CALLCHAIN)) && smp.nr_ips;
 	klen = 7 + (chain ? smp.nr_ips : 1);
 	if (klen > s->key_cap) {
 		uint64_t *k = realloc(s->key, klen * 2 * sizeof(*k));
@@ -475,6 +619,8 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 		row = profile__row(s->p, (uint32_t)ev, smp.pid, smp.tid, comm, stack);
 		if (row == UINT32_MAX)
 			return -ENOMEM;
+		if (s->p->rows[row].exe == UINT32_MAX)
+			s->p->rows[row].exe = exe_for(s, smp.pid);
 		*v = row;
 	}
 	row = (uint32_t)*v;
@@ -502,9 +648,12 @@ static int on_record(struct session *s, const struct perf_event_header *h)
 		return on_sample(s, h);
 	case PERF_RECORD_COMM:
 		name = perf_record__name(h, sizeof(c));
-		if (name && perf_record__copy(h, &c, sizeof(c)))
-			return set_comm(s, c.tid, strtab__add(&s->p->str, name));
-		return 0;
+		if (!name || !perf_record__copy(h, &c, sizeof(c)))
+			return 0;
+		/* the mappings that follow an exec are the new program's */
+		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && set_exe(s, c.pid, UINT32_MAX, false))
+			return -ENOMEM;
+		return set_comm(s, c.tid, strtab__add(&s->p->str, name));
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		return on_mmap(s, h);
@@ -596,6 +745,7 @@ static void progress(struct session *s, bool done)
 static void session__free(struct session *s)
 {
 	hashmap__free(&s->comm_of);
+	hashmap__free(&s->exe_of);
 	procmaps__free(&s->maps);
 	hashmap__free(&s->obj_of);
 	free(s->objs);
@@ -603,6 +753,9 @@ static void session__free(struct session *s)
 	free(s->bids);
 	hashmap__free(&s->chain_row);
 	hashmap__free(&s->addr_frames);
+	unwind_oracle__free(s->oracle);
+	hashmap__free(&s->oracle_gen);
+	free(s->dwarf_ips);
 	free(s->cached);
 	free(s->key);
 	perf_queue__free(&s->queue);

@@ -47,7 +47,7 @@ struct sym_dso {
 struct ksym {
 	uint64_t addr;
 	char *name;
-	const char *module;
+	const char *module; /* "[MOD]", NULL for the kernel itself */
 };
 
 struct symbolizer {
@@ -56,6 +56,13 @@ struct symbolizer {
 	struct ksym *ksyms;
 	size_t nr_ksyms;
 	bool kloaded;
+	/* the recording's kernel, and what the check of kallsyms against it found */
+	char kref_sym[64];
+	uint64_t kref_addr;
+	uint8_t kbuild_id[20];
+	size_t kbuild_id_len;
+	bool kother; /* another kernel: no names */
+	int64_t kshift; /* add to a recorded address to look it up (KASLR) */
 	char **modules;
 	size_t nr_modules;
 	char **strs; /* owned strings handed out (source file names) */
@@ -526,6 +533,7 @@ int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off,
 {
 	struct sym *sy;
 	uint64_t a;
+	int n;
 
 	if (!d || max < 1)
 		return 0;
@@ -534,13 +542,18 @@ int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off,
 	if (d->mismatch)
 		return 0;
 	a = to_vaddr(d, file_off);
-	if (ret && a)
+	/* a return address: look up the call before it (a noreturn call may end its caller) */
+	sy = find_sym(d, ret && a ? a - 1 : a);
+	if (sy && ret && a)
 		a--;
-	sy = find_sym(d, a);
+	else if (!sy && ret && (sy = find_sym(d, a)) && sy->addr != a)
+		sy = NULL; /* but a "return" to a function's first byte is to a signal
+			      trampoline (glibc's __restore_rt): named as perf names it */
 	if (!sy)
 		return 0;
-	if (s->o.lines && d->dw)
-		return resolve_lines(s, d, a, sym_name(s, sy), out, max);
+	/* code without DWARF (crt1.o's _start) is named from its symbol */
+	if (s->o.lines && d->dw && (n = resolve_lines(s, d, a, sym_name(s, sy), out, max)) > 0)
+		return n;
 	out[0] = (struct sym_frame){ .name = sym_name(s, sy) };
 	return 1;
 }
@@ -587,12 +600,72 @@ static int add_ksym(const struct ksym_line *l, void *arg)
 		return -ENOMEM;
 	s->ksyms[s->nr_ksyms].addr = l->addr;
 	s->ksyms[s->nr_ksyms].name = strdup(l->name);
-	s->ksyms[s->nr_ksyms].module = l->module ? module_name(s, l->module) : "[kernel.kallsyms]";
-	if (!s->ksyms[s->nr_ksyms].name)
+	s->ksyms[s->nr_ksyms].module = l->module ? module_name(s, l->module) : NULL;
+	if (!s->ksyms[s->nr_ksyms].name || (l->module && !s->ksyms[s->nr_ksyms].module))
 		return -ENOMEM;
 	k->nonzero |= l->addr != 0;
 	s->nr_ksyms++;
 	return 0;
+}
+
+void symbolizer__kernel_mmap(struct symbolizer *s, const char *ref_sym, uint64_t ref_addr)
+{
+	snprintf(s->kref_sym, sizeof(s->kref_sym), "%s", ref_sym);
+	s->kref_addr = ref_addr;
+}
+
+void symbolizer__kernel_build_id(struct symbolizer *s, const uint8_t *id, size_t len)
+{
+	s->kbuild_id_len = len > sizeof(s->kbuild_id) ? sizeof(s->kbuild_id) : len;
+	memcpy(s->kbuild_id, id, s->kbuild_id_len);
+}
+
+/*
+ * Is the recording's kernel the one whose kallsyms were read? Its build id
+ * against the running kernel's (not for --kallsyms FILE: that names the
+ * kernel), then the address of the kernel MMAP's reference symbol: another
+ * address with the same build id is the same kernel after a reboot (KASLR),
+ * relocated; anything else is another kernel, whose frames are not named.
+ */
+static void check_kernel(struct symbolizer *s, const char *path)
+{
+	uint8_t id[20];
+	int len = s->o.kallsyms ? -ENOENT : kernel_build_id(id, sizeof(id));
+	bool same_id = len > 0 && s->kbuild_id_len == (size_t)len &&
+		       !memcmp(id, s->kbuild_id, (size_t)len);
+	char a[41], b[41];
+	size_t i;
+
+	if (len > 0 && s->kbuild_id_len && !same_id) {
+		hex(s->kbuild_id, s->kbuild_id_len, a);
+		hex(id, (size_t)len, b);
+		pr_warn("kernel build id mismatch: recorded %s, the running kernel has %s; kernel frames "
+			"are left unresolved (--kallsyms FILE names the recorded kernel's symbols)", a, b);
+		s->kother = true;
+		return;
+	}
+	if (!s->kref_sym[0] || !s->kref_addr)
+		return;
+	for (i = 0; i < s->nr_ksyms; i++)
+		if (!s->ksyms[i].module && !strcmp(s->ksyms[i].name, s->kref_sym))
+			break;
+	if (i == s->nr_ksyms || !s->ksyms[i].addr || s->ksyms[i].addr == s->kref_addr)
+		return;
+	if (same_id) {
+		s->kshift = (int64_t)(s->ksyms[i].addr - s->kref_addr);
+		pr_warn("the kernel was loaded at another address when recorded (KASLR offset: %s at "
+			"%#llx then, %#llx in %s); same build id: kernel frames relocated by %+lld",
+			s->kref_sym, (unsigned long long)s->kref_addr,
+			(unsigned long long)s->ksyms[i].addr, path, (long long)s->kshift);
+		return;
+	}
+	pr_warn("kernel KASLR offset mismatch: %s was at %#llx when recorded, at %#llx in %s, and %s; "
+		"kernel frames are left unresolved", s->kref_sym, (unsigned long long)s->kref_addr,
+		(unsigned long long)s->ksyms[i].addr, path,
+		s->o.kallsyms ? "--kallsyms names no build id" :
+		!s->kbuild_id_len ? "the recording has no kernel build id" :
+				    "the running kernel's build id is unknown");
+	s->kother = true;
 }
 
 static void load_kallsyms(struct symbolizer *s)
@@ -611,6 +684,8 @@ static void load_kallsyms(struct symbolizer *s)
 		pr_warn("%s shows no addresses (kptr_restrict): kernel frames stay unresolved", path);
 	if (s->nr_ksyms)
 		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
+	if (k.nonzero)
+		check_kernel(s, path);
 }
 
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, const char **module)
@@ -620,9 +695,11 @@ const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, const char *
 	if (!s->kloaded)
 		load_kallsyms(s);
 	*module = "[kernel.kallsyms]";
-	i = last_at_or_below(s->ksyms, s->nr_ksyms, addr, addr);
-	if (i == SIZE_MAX || !s->ksyms[i].addr)
+	if (s->kother)
 		return NULL;
+	i = last_at_or_below(s->ksyms, s->nr_ksyms, addr, addr + (uint64_t)s->kshift);
+	if (i == SIZE_MAX || !s->ksyms[i].addr || (s->kshift && s->ksyms[i].module))
+		return NULL; /* modules are placed apart from the kernel: not relocated */
 	*module = s->ksyms[i].module ? s->ksyms[i].module : "[kernel.kallsyms]";
 	return s->ksyms[i].name;
 }

@@ -50,7 +50,22 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path, const ui
 int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off, bool ret,
 		     struct sym_frame *out, int max);
 
-/* Kernel symbol of @addr (kallsyms), or NULL. *@module is "[kernel.kallsyms]" or "[MOD]". */
+/*
+ * What the recording says of its kernel, to check the running kernel's
+ * kallsyms against before naming kernel frames with it: the kernel MMAP's
+ * reference symbol (perf's "[kernel.kallsyms]_text": @ref_sym "_text" at
+ * @ref_addr, its pgoff) and the build id of [kernel.kallsyms]. Either may be
+ * given at any time before the first kernel frame.
+ */
+void symbolizer__kernel_mmap(struct symbolizer *s, const char *ref_sym, uint64_t ref_addr);
+void symbolizer__kernel_build_id(struct symbolizer *s, const uint8_t *id, size_t len);
+
+/*
+ * Kernel symbol of @addr (kallsyms), or NULL. *@module is "[kernel.kallsyms]"
+ * or "[MOD]". NULL for every address when the recording's kernel is not the
+ * running one (a warning says once what differs); relocated when only its
+ * KASLR offset differs.
+ */
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, const char **module);
 
 /* Demangle a C++ or Rust name; returns a malloc'ed string or NULL if @name is not mangled. */

@@ -33,6 +33,7 @@ struct oracle_proc;
 
 /* One unwind: what the callbacks read and write. */
 struct oracle_call {
+	struct unwind_oracle *o;
 	struct oracle_proc *proc;
 	int tid;
 	uint64_t ip, sp, bp;
@@ -63,6 +64,9 @@ struct unwind_oracle {
 	 */
 	Elf64_Ehdr ehdr;
 	Elf *arch;
+	/* a recording's processes: their mappings from here, not from /proc */
+	unwind_maps_fn maps;
+	void *maps_arg;
 };
 
 /* Only .eh_frame (in the main ELF) is needed: no separate debuginfo. */
@@ -97,6 +101,8 @@ static int open_in_root(int pid, const char *name, char **file_name)
 	return fd;
 }
 
+static int elf_in_memory(int fd, Elf **elfp);
+
 /*
  * dwfl_linux_proc_find_elf opens the path of the mapping in offcpu's own mount
  * namespace; deleted files and the vDSO it reads from /proc/PID/mem. The ELF
@@ -114,6 +120,36 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 		fd = dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 	if (fd < 0 || *elfp)
 		return fd;
+	return elf_in_memory(fd, elfp);
+}
+
+/*
+ * A recording's objects are opened by their recorded path, regular files
+ * only: the process is gone, and its pid may be another's now.
+ */
+static int find_elf_by_path(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+			    char **file_name, Elf **elfp)
+{
+	struct stat st;
+	int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(*file_name = strdup(name))) {
+		close(fd);
+		return -1;
+	}
+	return elf_in_memory(fd, elfp);
+}
+
+static const Dwfl_Callbacks recorded_callbacks = {
+	.find_elf = find_elf_by_path,
+	.find_debuginfo = no_debuginfo,
+};
+
+/* The ELF of @fd mapped, @fd closed; or @fd for libdw to read itself. */
+static int elf_in_memory(int fd, Elf **elfp)
+{
 	*elfp = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	if (*elfp && elf_cntl(*elfp, ELF_C_FDREAD)) {
 		elf_end(*elfp);
@@ -181,13 +217,38 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
+/* The recorded mappings of @pid as /proc/PID/maps lines, reported. Returns 0 or an errno. */
+static int report_recorded(struct unwind_oracle *o, Dwfl *dwfl, int pid)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err;
+
+	if (!f)
+		return ENOMEM;
+	err = -o->maps(pid, f, o->maps_arg);
+	if (fclose(f) && !err)
+		err = ENOMEM;
+	if (!err && !len)
+		err = ENOENT;
+	if (!err) {
+		f = fmemopen(buf, len, "r");
+		err = f ? dwfl_linux_proc_maps_report(dwfl, f) : ENOMEM;
+		if (f)
+			fclose(f);
+	}
+	free(buf);
+	return err;
+}
+
 /* Report the process's modules, again or for the first time. Returns 0 or -errno. */
-static int report(Dwfl *dwfl, int pid)
+static int report(struct unwind_oracle *o, Dwfl *dwfl, int pid)
 {
 	int err;
 
 	dwfl_report_begin(dwfl);
-	err = dwfl_linux_proc_report(dwfl, pid);
+	err = o->maps ? report_recorded(o, dwfl, pid) : dwfl_linux_proc_report(dwfl, pid);
 	/* modules seen again are kept, with their ELF and CFI; the rest go */
 	if (dwfl_report_end(dwfl, NULL, NULL) && !err)
 		err = EINVAL;
@@ -206,12 +267,12 @@ static void proc_drop(struct oracle_proc *p)
 /* A Dwfl for @pid in slot @p, whose process is dropped only if that succeeds. */
 static int proc_open(struct unwind_oracle *o, struct oracle_proc *p, int pid)
 {
-	Dwfl *dwfl = dwfl_begin(&proc_callbacks);
+	Dwfl *dwfl = dwfl_begin(o->maps ? &recorded_callbacks : &proc_callbacks);
 	int err;
 
 	if (!dwfl)
 		return -ENOMEM;
-	err = report(dwfl, pid);
+	err = report(o, dwfl, pid);
 	if (err) {
 		dwfl_end(dwfl);
 		return err;
@@ -266,7 +327,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 
 		if (!c->reread && now >= p->no_reread_until) {
 			c->reread = true;
-			if (report(p->dwfl, p->pid)) {
+			if (report(c->o, p->dwfl, p->pid)) {
 				c->gone = true; /* its modules are gone with it */
 			} else if (in_module(p->dwfl, pc, c->n == 0)) {
 				goto found;
@@ -287,6 +348,9 @@ int unwind_oracle__unwind(struct unwind_oracle *o, int pid, int tid, uint64_t ip
 			  uint64_t bp, const void *stack, size_t len, uint64_t *ips, int max)
 {
 	struct oracle_call c = {
+		.o = o,
+		/* a recording's mappings do not change under an unwind: its caller forgets them */
+		.reread = o->maps != NULL,
 		.tid = tid,
 		.ip = ip,
 		.sp = sp,
@@ -307,7 +371,7 @@ int unwind_oracle__unwind(struct unwind_oracle *o, int pid, int tid, uint64_t ip
 	p->used = ++o->tick;
 	c.proc = p;
 	p->call = &c;
-	finding_pid = pid;
+	finding_pid = o->maps ? 0 : pid;
 	/* its result says little: a walk may end on an error after good frames */
 	dwfl_getthread_frames(p->dwfl, tid, frame_cb, &c);
 	finding_pid = 0;
@@ -326,6 +390,17 @@ void unwind_oracle__forget(struct unwind_oracle *o, int pid)
 	for (p = o->procs; p < o->procs + ORACLE_PROCS; p++)
 		if (p->dwfl && p->pid == pid)
 			proc_drop(p);
+}
+
+struct unwind_oracle *unwind_oracle__new_recorded(unwind_maps_fn maps, void *arg)
+{
+	struct unwind_oracle *o = unwind_oracle__new();
+
+	if (o) {
+		o->maps = maps;
+		o->maps_arg = arg;
+	}
+	return o;
 }
 
 struct unwind_oracle *unwind_oracle__new(void)

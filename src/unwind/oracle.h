@@ -22,12 +22,24 @@
 #define OFFCPU_UNWIND_ORACLE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct unwind_oracle;
 
 /* NULL when out of memory. */
 struct unwind_oracle *unwind_oracle__new(void);
+
+/*
+ * An oracle for a recording's processes (offcpu report of perf record
+ * --call-graph dwarf), which are gone: @maps writes process @pid's executable
+ * mappings to @f as /proc/PID/maps lines (start-end perms offset dev inode
+ * path, one inode per object) and returns 0 or -errno. Objects are opened by
+ * path, regular files only; nothing is read through /proc. Call
+ * unwind_oracle__forget when a process's mappings change.
+ */
+typedef int (*unwind_maps_fn)(int pid, FILE *f, void *arg);
+struct unwind_oracle *unwind_oracle__new_recorded(unwind_maps_fn maps, void *arg);
 
 /*
  * Unwind thread @tid of process @pid from the user registers @ip, @sp, @bp and

@@ -8,6 +8,7 @@
 #ifndef OFFCPU_UTIL_KALLSYMS_H
 #define OFFCPU_UTIL_KALLSYMS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ksym_line {
@@ -23,5 +24,12 @@ struct ksym_line {
  * cannot be read.
  */
 int kallsyms__foreach(const char *path, int (*fn)(const struct ksym_line *l, void *arg), void *arg);
+
+/*
+ * The running kernel's build id from /sys/kernel/notes (the recorder writes it
+ * for [kernel.kallsyms]; the report checks a recording against it). Returns
+ * its length or -errno.
+ */
+int kernel_build_id(uint8_t *id, size_t cap);
 
 #endif

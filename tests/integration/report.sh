@@ -451,3 +451,197 @@ test_report_debuglink() {
 	grep -q ';gt_sleep_thread;' without.folded && fail "names without the debug file?"
 	true
 }
+
+# A block inside a signal handler: the frame of the signal trampoline
+# (glibc's __restore_rt, a "return" to its first byte) is named as perf
+# names it, and the whole stack is perf's, with and without --lines
+test_report_signal_frame() {
+	record_truth -o sig.data -- "$ROOT/$BUILD/tests/sighandler" 3
+	perf script -i sig.data -F ip,sym 2>/dev/null | awk '
+		NF >= 2 { sub(/\+0x[0-9a-f]+$/, "", $2); f[++n] = $2; next }
+		n { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; print s; n = 0 }
+		END { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; print s } }' | sort -u >perf.stacks
+	cat perf.stacks
+	grep -q ';__restore_rt;sig_handler;sig_block;' perf.stacks || fail "perf script does not name __restore_rt"
+	for opt in "" --lines; do
+		"$OFFCPU" report -i sig.data --folded $opt >sig.folded 2>err.txt || { cat err.txt; fail "report $opt failed"; }
+		cat sig.folded
+		sed 's/^[^;]*;//; s/ [0-9]*$//' sig.folded | sort -u >offcpu.stacks
+		grep -q ';__restore_rt;sig_handler;sig_block;' offcpu.stacks || fail "no __restore_rt in offcpu report --folded $opt"
+		grep -q '\[unknown\]' offcpu.stacks && fail "an [unknown] frame in offcpu report --folded $opt"
+		cmp perf.stacks offcpu.stacks || fail "offcpu report --folded $opt and perf script differ"
+	done
+	true
+}
+
+# pprof's main binary (go tool pprof's File:, the first mapping) is the
+# recorded program: not libc when the stacks stop there (--unwind=fp), not
+# the shell that started the program, which waited less than it
+test_report_pprof_main_binary() {
+	command -v go >/dev/null || skip "go not installed (golang-go)"
+	gopprof() { HOME=$PWD GOCACHE=$PWD/.gocache go tool pprof "$@"; }
+	record_truth -o fp.data --unwind=fp -- "$SPIN" 0 0.3
+	"$OFFCPU" report -i fp.data --folded
+	"$OFFCPU" report -i fp.data --pprof fp.pb.gz || fail "pprof failed"
+	gopprof -top fp.pb.gz >fp.txt 2>fp.err || { cat fp.err; fail "go tool pprof failed"; }
+	head -3 fp.txt
+	grep -qx 'File: spin' fp.txt || fail "File: is not spin"
+	id=$(readelf -n "$SPIN" | awk '/Build ID/ { print $3 }')
+	# no frame of spin's, so no build id recorded for it: none, or spin's
+	! grep '^Build ID:' fp.txt | grep -vqx "Build ID: $id" || fail "the first mapping's build id is not spin's $id"
+	record_truth -o sh.data -- sh -c "'$GT' -r truth.txt; true"
+	"$OFFCPU" report -i sh.data --pprof sh.pb.gz || fail "pprof failed"
+	gopprof -top sh.pb.gz >sh.txt 2>sh.err || { cat sh.err; fail "go tool pprof failed"; }
+	head -3 sh.txt
+	grep -qx 'File: groundtruth' sh.txt || fail "File: is not groundtruth"
+}
+
+# damage_kernel IN OUT WHAT...: a copy of offcpu's recording IN with its
+# kernel changed, as if recorded on another kernel or boot. WHAT: bid (flip
+# the [kernel.kallsyms] build id), nobid (rename that build id entry away),
+# mmap (move the kernel MMAP, perf's "[kernel.kallsyms]_text" at pgoff = the
+# address of _text, by 16 MiB), samples (move every kernel address of the
+# samples' call chains by as much: with mmap, a reboot with another KASLR offset)
+damage_kernel() {
+	python3 - "$@" <<-'EOF'
+		import struct, sys
+		src, dst, what = sys.argv[1], sys.argv[2], sys.argv[3:]
+		b = bytearray(open(src, "rb").read())
+		X = 16 << 20
+		u64 = lambda o: struct.unpack_from("<Q", b, o)[0]
+		def put(o, v): struct.pack_into("<Q", b, o, v & (2**64 - 1))
+		if "bid" in what or "nobid" in what:
+		    notes = open("/sys/kernel/notes", "rb").read()
+		    off, kid = 0, None
+		    while off + 12 <= len(notes):
+		        nsz, dsz, typ = struct.unpack_from("<III", notes, off)
+		        name, desc = off + 12, off + 12 + ((nsz + 3) & ~3)
+		        if typ == 3 and notes[name:name + 3] == b"GNU":
+		            kid = notes[desc:desc + dsz]
+		        off = desc + ((dsz + 3) & ~3)
+		    at = b.find(kid)
+		    assert kid and at > 0 and b.find(kid, at + 1) < 0, "one kernel build id in the file"
+		    if "bid" in what:
+		        b[at] ^= 0xff
+		    else:
+		        name = b.find(b"[kernel.kallsyms]\0", at)
+		        b[name + 16] = ord("z")
+		if "mmap" in what:
+		    name = b.find(b"[kernel.kallsyms]_text\0")
+		    assert name > 0 and b.find(b"[kernel.kallsyms]_text\0", name + 1) < 0
+		    put(name - 24, u64(name - 24) + X)  # start
+		    put(name - 16, u64(name - 16) - X)  # len
+		    put(name - 8, u64(name - 8) + X)  # pgoff
+		if "samples" in what:
+		    attr_size, attrs = u64(16), u64(24)
+		    st, data, size = u64(attrs + 24), u64(40), u64(48)
+		    # the first event's samples (offcpu-time; the other is the side-band's dummy)
+		    ids_off, ids_size = u64(attrs + attr_size - 16), u64(attrs + attr_size - 8)
+		    ids = {u64(ids_off + i) for i in range(0, ids_size, 8)}
+		    assert st & (1 << 16) and ids, "samples with IDENTIFIER"
+		    bits = [(1 << 16), 1, 2, 4, 8, 64, 512, 128, 256]  # IDENTIFIER IP TID TIME ADDR ID STREAM CPU PERIOD
+		    assert not st & 16, "no READ"
+		    off, moved = data, 0
+		    while off < data + size:
+		        typ, misc, sz = struct.unpack_from("<IHH", b, off)
+		        if typ == 9 and st & 32 and u64(off + 8) in ids:
+		            p = off + 8 + 8 * sum(1 for x in bits if st & x)
+		            if st & 1 and misc & 7 == 1:  # IP, after IDENTIFIER
+		                put(off + 16, u64(off + 16) + X)
+		            kernel = misc & 7 == 1
+		            for i in range(u64(p)):
+		                ip = u64(p + 8 + 8 * i)
+		                if ip >= 2**64 - 4095:
+		                    kernel = ip == 2**64 - 128
+		                elif kernel:
+		                    put(p + 8 + 8 * i, ip + X)
+		                    moved += 1
+		        off += sz
+		    assert moved, "no kernel address in the samples"
+		open(dst, "wb").write(b)
+	EOF
+}
+
+# kernel_names FOLDED: the distinct kernel frames' names
+kernel_names() {
+	grep -o '[^;]*_\[k\]' "$1" | sort -u
+}
+
+# Kernel frames are named from the running kernel only when it is the
+# recording's: another build id, or another KASLR offset without a build id
+# to show it is the same kernel, leaves them unresolved with a warning that
+# says why; the same kernel at another offset is relocated
+test_report_kernel_check() {
+	record_truth -o k.data --stacks both -- "$GT" -r truth.txt
+	"$OFFCPU" report -i k.data --folded >k.folded 2>k.err || { cat k.err; fail "report failed"; }
+	[ ! -s k.err ] || { cat k.err; fail "warnings on the running kernel's own recording"; }
+	kernel_names k.folded >k.names
+	grep -q 'hrtimer_nanosleep_\[k\]' k.names || { cat k.names; fail "no kernel names in the undamaged file"; }
+	grep -q '\[unknown\]_\[k\]' k.names && fail "unresolved kernel frames in the undamaged file"
+	for what in bid "mmap samples bid" "mmap nobid"; do
+		damage_kernel k.data bad.data $what || fail "cannot damage the file ($what)"
+		"$OFFCPU" report -i bad.data --folded >bad.folded 2>bad.err || { cat bad.err; fail "report failed ($what)"; }
+		echo "$what:"
+		cat bad.err
+		[ "$(grep -c warning bad.err)" = 1 ] || fail "not one warning ($what)"
+		case $what in
+		*nobid) grep -q 'kernel KASLR offset mismatch: _text was at 0x[0-9a-f]* when recorded, at 0x[0-9a-f]* in /proc/kallsyms, and the recording has no kernel build id' bad.err ;;
+		*bid) grep -q 'kernel build id mismatch: recorded [0-9a-f]*, the running kernel has [0-9a-f]*' bad.err ;;
+		esac || fail "the warning does not say what differs ($what)"
+		[ "$(kernel_names bad.folded)" = '[unknown]_[k]' ] || { kernel_names bad.folded | head; fail "kernel names from another kernel ($what)"; }
+		grep -q ';gt_sleep_thread;' bad.folded || fail "user frames lost ($what)"
+	done
+	# a reboot: the same kernel elsewhere is relocated, and named as before
+	damage_kernel k.data moved.data mmap samples || fail "cannot move the kernel"
+	"$OFFCPU" report -i moved.data --folded >moved.folded 2>moved.err || { cat moved.err; fail "report failed"; }
+	cat moved.err
+	grep -q 'the kernel was loaded at another address when recorded (KASLR offset: _text at 0x[0-9a-f]* then, 0x[0-9a-f]* in /proc/kallsyms); same build id: kernel frames relocated by -16777216' moved.err ||
+		fail "no relocation said"
+	cmp k.folded moved.folded || { diff k.folded moved.folded | head; fail "relocated kernel frames differ"; }
+	# perf relocates it the same way: the oracle that the file was moved consistently
+	perf script -i k.data -F ip,sym 2>/dev/null | awk '{ print $2 }' >k.perf
+	perf script -i moved.data -F ip,sym 2>/dev/null | awk '{ print $2 }' >moved.perf
+	cmp -s k.perf moved.perf || { diff k.perf moved.perf | head; fail "perf names the moved file's kernel frames otherwise"; }
+}
+
+# user_stacks_perf FILE / user_stacks_offcpu FILE: "comm;outer;...;inner count"
+# of FILE's samples, user frames only, names without leading underscores and
+# symbol versions (perf and offcpu pick different aliases: clone3, __clone3),
+# without perf's [unknown] for a pc outside every mapping at the root
+user_stacks_perf() {
+	perf script -i "$1" -F comm,ip,sym,dso --no-inline 2>/dev/null | awk '
+		function flush() { if (have) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; print s }; n = 0; have = 0 }
+		/^[^ \t]/ { flush(); comm = $1; have = 1; next }
+		NF >= 3 && $1 ~ /^[0-9a-f]+$/ { if ($NF !~ /kernel\.kallsyms/ && !(n > 0 && $2 == "[unknown]")) { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); sub(/@.*/, "", sym); sub(/^_+/, "", sym); f[++n] = sym }; next }
+		NF == 0 { flush() }
+		END { flush() }' | sort | uniq -c | awk '{ print $2, $1 }'
+}
+user_stacks_offcpu() {
+	"$OFFCPU" report -i "$1" --folded | awk '{ v = $NF; s = substr($0, 1, length($0) - length(v) - 1); n = split(s, a, ";"); o = a[1]
+		for (i = 2; i <= n; i++) if (a[i] !~ /_\[k\]$/) { sub(/@.*/, "", a[i]); sub(/^_+/, "", a[i]); o = o ";" a[i] }
+		t[o] += v } END { for (o in t) print o, t[o] }' | sort
+}
+
+# perf record --call-graph dwarf (user registers and a stack copy per sample,
+# no user frames in the call chain): offcpu report unwinds the copies with
+# libdw as perf report does: the frame-pointer-less workload's functions under
+# start_thread, and perf's own stacks for nearly every sample
+test_report_perf_dwarf() {
+	nofp=$ROOT/$BUILD/tests/gt_nofp
+	perf record -q -e sched:sched_switch --call-graph dwarf -o dw.data "$nofp" -r truth.txt >/dev/null 2>perf.err ||
+		{ cat perf.err; fail "perf record --call-graph dwarf failed"; }
+	"$OFFCPU" report -i dw.data --folded >dw.folded 2>err.txt || { cat err.txt; fail "report failed"; }
+	for fn in nf_sleep_block nf_cond_block nf_mutex_block nf_pipe_block nf_epoll_block; do
+		grep -q "^nf-[a-z]*;__clone3;start_thread;nf_[a-z]*_thread;$fn[.;]" dw.folded ||
+			{ head dw.folded; fail "$fn not under start_thread"; }
+	done
+	grep -q '^gt_nofp;_start;.*;main;' dw.folded || fail "the main thread's stack is not under main"
+	user_stacks_perf dw.data >perf.user
+	user_stacks_offcpu dw.data >offcpu.user
+	read -r same total < <(awk 'NR == FNR { p[$1] = $2; tot += $2; next }
+		{ same += (p[$1] < $2) ? p[$1] : $2 } END { print same + 0, tot + 0 }' perf.user offcpu.user)
+	with=$(awk '{ v = $NF; if ($0 ~ /;__clone3;|;_start;/) u += v; t += v } END { printf "%d of %d", u, t }' dw.folded)
+	note "perf's user stacks found in offcpu report: $same of $total samples; stacks from a thread's root: $with"
+	[ "$total" -gt 20 ] && [ $((same * 100)) -ge $((total * 90)) ] ||
+		{ diff perf.user offcpu.user; fail "only $same of $total samples have perf's user stack"; }
+}
