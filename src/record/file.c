@@ -14,6 +14,7 @@
 #include "summary.h"
 #include "synth.h"
 #include "../perfdata/sample.h"
+#include "../util/kallsyms.h"
 #include "../util/util.h"
 
 /* the summed blocks, taken out of the map when a file ends */

@@ -30,7 +30,5 @@ int synth__mmap2(const struct synth *s, int pid, int tid, uint64_t start, uint64
 /* The kernel's MMAP ([kernel.kallsyms]_text at _text, pid -1) perf needs to
  * name kernel frames with kallsyms. Returns 0, or -ENOENT without _text. */
 int synth__kernel_mmap(const struct synth *s);
-/* The running kernel's build id from /sys/kernel/notes. Returns its length or -errno. */
-int kernel_build_id(uint8_t *id, size_t cap);
 
 #endif
