@@ -12,6 +12,8 @@ PACKAGES=(
 	linux-perf util-linux procps coreutils gawk python3
 	# the kernel matrix (tests/integration/kernels.sh): Debian's kernels under QEMU
 	qemu-system-x86 busybox-static cpio
+	# the package (tests/integration/package.sh): man pages, the .deb and its checks
+	man-db dpkg-dev debhelper build-essential lintian
 )
 
 missing=()

@@ -1,0 +1,140 @@
+# shellcheck shell=bash
+# What a packaged offcpu brings: --version, man pages that agree with --help
+# and render without warnings, bash completion, make install's layout, and a
+# Debian package that builds, passes lintian and installs.
+
+MANDIR=$ROOT/doc
+
+# help_options CMD: the options "offcpu CMD --help" lists, one per line
+help_options() {
+	"$OFFCPU" "$1" --help | grep -E '^ +-' |
+		grep -oE -- '^ +(-[A-Za-z?], )?--?[A-Za-z?][A-Za-z-]*' | tr ', ' '\n\n' |
+		grep -E -- '^--?[A-Za-z?]' | sort -u
+}
+
+# page_options PAGE: the options a man page documents (the tags of its .TP items)
+page_options() {
+	awk 'prev ~ /^\.TP/ { print } { prev = $0 }' "$1" | sed 's/\\-/-/g' |
+		grep -oE -- '(^|[ "])--?[A-Za-z?][A-Za-z-]*' | tr -d ' "' | sort -u
+}
+
+test_version() {
+	"$OFFCPU" --version >v.txt || fail "--version failed"
+	cat v.txt
+	grep -qE '^offcpu [0-9]+\.[0-9]+\.[0-9]+$' v.txt || fail "no offcpu version"
+	lib=$(pkg-config --modversion libbpf 2>/dev/null || true)
+	grep -qE '^libbpf v?[0-9]+\.[0-9]+' v.txt || fail "no libbpf version"
+	[ -z "$lib" ] || grep -q "${lib%.*}" v.txt || fail "libbpf $lib not named"
+}
+
+# every option --help lists is in the man page, and the other way round
+test_man_pages_agree_with_help() {
+	local cmd bad=0
+	for cmd in record report; do
+		help_options "$cmd" >help.$cmd
+		page_options "$MANDIR/offcpu-$cmd.1" >page.$cmd
+		echo "$cmd: $(wc -l <help.$cmd) options in --help, $(wc -l <page.$cmd) in the page"
+		comm -23 help.$cmd page.$cmd | sed "s/^/  $cmd: not in the man page: /" >>drift.txt
+		comm -13 help.$cmd page.$cmd | sed "s/^/  $cmd: not in --help: /" >>drift.txt
+	done
+	[ ! -s drift.txt ] || { cat drift.txt; fail "the man pages and --help differ"; }
+	sed 's/\\-/-/g' "$MANDIR/offcpu.1" | grep -q -- '--version' || fail "offcpu(1) does not document --version"
+	for cmd in record report; do
+		grep -q "^\.B $cmd\$" "$MANDIR/offcpu.1" || fail "offcpu(1) does not list $cmd"
+	done
+}
+
+# each page renders without a warning, with the sections a perf user expects
+test_man_pages_render() {
+	local page sec
+	command -v man >/dev/null || skip "man-db not installed"
+	for page in "$MANDIR"/offcpu.1 "$MANDIR"/offcpu-record.1 "$MANDIR"/offcpu-report.1; do
+		MANWIDTH=80 man --warnings -l "$page" >out.txt 2>warn.txt || fail "man -l $page failed"
+		[ ! -s warn.txt ] || { cat warn.txt; fail "warnings rendering $page"; }
+		for sec in NAME SYNOPSIS DESCRIPTION OPTIONS EXAMPLES FILES "EXIT STATUS" "SEE ALSO"; do
+			grep -q "^$sec" out.txt || fail "$(basename "$page"): no $sec section"
+		done
+	done
+	grep -q 'perf-record(1)' out.txt || fail "SEE ALSO does not name perf-record(1)"
+}
+
+# make install honours PREFIX and DESTDIR and puts everything in its FHS place
+test_make_install_layout() {
+	make -s -C "$ROOT" BUILD="$BUILD" install DESTDIR="$PWD/dest" PREFIX=/usr/local >/dev/null ||
+		fail "make install failed"
+	for f in bin/offcpu share/man/man1/offcpu.1 share/man/man1/offcpu-record.1 \
+		share/man/man1/offcpu-report.1 share/bash-completion/completions/offcpu; do
+		[ -f "dest/usr/local/$f" ] || fail "$f not installed under DESTDIR/PREFIX"
+	done
+	[ -x dest/usr/local/bin/offcpu ] || fail "binary not executable"
+	MANWIDTH=80 man --warnings -l dest/usr/local/share/man/man1/offcpu-record.1 >/dev/null 2>w.txt
+	[ ! -s w.txt ] || { cat w.txt; fail "installed page warns"; }
+}
+
+# completion of commands, options and their values
+test_bash_completion() {
+	cat >t.sh <<-EOF
+		source "$ROOT/completion/offcpu.bash"
+		PATH="$(dirname "$OFFCPU"):\$PATH"
+		t() { COMP_WORDS=("\$@"); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _offcpu; echo "\${COMPREPLY[*]}"; }
+		t offcpu re
+		t offcpu record --st
+		t offcpu record --stacks ""
+		t offcpu record --transport ""
+		t offcpu record --state ""
+		t offcpu report --sort comm,t
+		t offcpu report -i gt
+		t offcpu record -o gt
+		t offcpu report --fo
+	EOF
+	touch gt.data
+	bash t.sh >got.txt 2>err.txt || { cat err.txt; fail "completion failed"; }
+	cat got.txt
+	printf '%s\n' "record report" "--stacks --state" "user kernel both" "ringbuf perfbuf" \
+		"S D R T I S,D S,D,R all" "comm,tid" "gt.data" "gt.data" "--folded --force" >want.txt
+	diff want.txt got.txt || fail "completions differ"
+	complete -p offcpu 2>/dev/null || bash -c "source '$ROOT/completion/offcpu.bash'; complete -p offcpu" |
+		grep -q _offcpu || fail "not registered for offcpu"
+}
+
+# dpkg-buildpackage builds the .deb from Debian's packages only; lintian finds
+# no error; the installed tree runs and its man pages render
+test_deb_package() {
+	local src=$PWD/src/offcpu-0.1.0 deb
+	command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null ||
+		skip "dpkg-dev and debhelper not installed (make deps)"
+	command -v lintian >/dev/null || skip "lintian not installed (make deps)"
+	mkdir -p "$src"
+	# the sources as they are (what git tracks, and new files), not build output
+	(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard) |
+		(cd "$ROOT" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) |
+		tar -C "$ROOT" --null -T - -cf - | tar -C "$src" -xf -
+	rm -rf "$src/build" "$src/devbuild" "$src/oldbuild"
+	(cd "$src" && dpkg-buildpackage -us -uc -b) >build.log 2>&1 || { tail -30 build.log; fail "dpkg-buildpackage failed"; }
+	deb=$(ls src/offcpu_*_amd64.deb)
+	[ -f "$deb" ] || fail "no .deb built"
+	lintian "$deb" >lintian.txt 2>&1
+	cat lintian.txt
+	grep -q '^E:' lintian.txt && fail "lintian reports errors"
+	dpkg -c "$deb" >contents.txt
+	for f in usr/bin/offcpu usr/share/man/man1/offcpu.1.gz usr/share/man/man1/offcpu-record.1.gz \
+		usr/share/man/man1/offcpu-report.1.gz usr/share/bash-completion/completions/offcpu; do
+		grep -q " \./$f\$" contents.txt || fail "$f not in the package"
+	done
+	dpkg -x "$deb" root
+	root/usr/bin/offcpu --help >help.txt || fail "the packaged offcpu --help failed"
+	grep -q record help.txt || fail "no commands in --help"
+	root/usr/bin/offcpu --version || fail "--version failed"
+	for p in offcpu offcpu-record offcpu-report; do
+		MANWIDTH=80 man --warnings -l "root/usr/share/man/man1/$p.1.gz" >/dev/null 2>w.txt || fail "man -l $p failed"
+		[ ! -s w.txt ] || { cat w.txt; fail "$p.1 warns"; }
+	done
+	# the packaged pages agree with the packaged binary
+	OFFCPU=$PWD/root/usr/bin/offcpu
+	for cmd in record report; do
+		help_options "$cmd" >h.$cmd
+		zcat "root/usr/share/man/man1/offcpu-$cmd.1.gz" >p.$cmd.1
+		page_options p.$cmd.1 >p.$cmd
+		cmp -s h.$cmd p.$cmd || { diff h.$cmd p.$cmd; fail "packaged $cmd page and --help differ"; }
+	done
+}
