@@ -181,7 +181,6 @@ static int close_file(struct record *r, bool read_sources)
 	long n;
 	int err;
 
-
 	/* overwritable buffers are read by the snapshot, never forward; the
 	 * writer threads have drained theirs */
 	if (read_sources && !r->o.overwrite && !r->wt) {
