@@ -67,9 +67,15 @@ int flush_due_sums(struct record *r)
 {
 	long n;
 
-	if (!r->o.flush_ns || now_ns() - r->last_flush_ns < r->o.flush_ns)
+	uint64_t now = now_ns();
+
+	if (!r->o.flush_ns || now < r->next_flush_ns)
 		return r->wt ? 0 : flush_round(r);
-	r->last_flush_ns = now_ns();
+	/* on a fixed schedule from the file's start: a late flush does not
+	 * push the next ones later */
+	r->next_flush_ns += r->o.flush_ns;
+	if (r->next_flush_ns <= now)
+		r->next_flush_ns = now + r->o.flush_ns;
 	if (!r->wt)
 		return flush_round_sums(r);
 	n = drain_direct(r);
@@ -164,7 +170,8 @@ int begin_file(struct record *r)
 		err = err ?: synthesize(r);
 	if (!err && r->out.pipe)
 		err = perf_writer__flush(r->w); /* the reader gets attrs and side-band now */
-	r->file_start_ns = r->last_flush_ns = now_ns();
+	r->file_start_ns = now_ns();
+	r->next_flush_ns = r->file_start_ns + r->o.flush_ns;
 	r->file_base = perf_writer__data_size(r->w);
 	return err;
 }
@@ -191,7 +198,7 @@ static int close_file(struct record *r, bool read_sources)
 	}
 	if (err)
 		return err;
-	r->last_flush_ns = d.time = now_ns();
+	d.time = now_ns();
 	all_counters(r, cnt);
 	lost = losses__lost_samples(cnt);
 	if (lost > r->lost_reported)

@@ -184,6 +184,12 @@ static int main_loop(struct record *r)
 
 		if (timeout < 0)
 			break;
+		/* wake for the next flush, so that its stamp is the interval's end */
+		if (r->o.flush_ns && timeout > 0) {
+			int f = wait_ms(r->next_flush_ns, timeout);
+
+			timeout = f < 0 ? 0 : f;
+		}
 		if (poll(pfds, nfd, timeout) < 0 && errno != EINTR) {
 			err = -errno;
 			break;

@@ -68,7 +68,7 @@ struct record {
 	struct output out;
 	uint64_t file_start_ns;
 	uint64_t file_base; /* bytes a file starts with (synthesized side-band) */
-	uint64_t last_flush_ns; /* the summed map was last drained then */
+	uint64_t next_flush_ns; /* --flush: the summed map is drained next then */
 	uint64_t start_ns, end_ns; /* the recording's start and end (CLOCK_MONOTONIC) */
 	uint64_t lost_reported; /* lost samples already written to earlier files */
 	size_t files;
