@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include "buildids.h"
+#include "synth.h"
 #include "../perfdata/writer.h"
 #include "../util/hashmap.h"
 #include "../util/procmaps.h"
@@ -18,6 +21,9 @@ struct file {
 
 struct maptab {
 	struct procmaps maps; /* objects are indices into files */
+	struct hashmap comm_of; /* pid -> index into comms: its last COMM */
+	char (*comms)[16];
+	size_t nr_comms, cap_comms;
 	struct file *files;
 	size_t nr_files, cap_files;
 	struct hashmap file_of; /* name -> index into files */
@@ -55,6 +61,26 @@ int maptab__observe(struct maptab *t, const struct perf_event_header *rec)
 	long f;
 
 	switch (rec->type) {
+	case PERF_RECORD_COMM: {
+		struct perf_record_comm c;
+		const char *cn = perf_record__name(rec, sizeof(c));
+		uint64_t *v;
+		int created;
+
+		if (!cn || !perf_record__copy(rec, &c, sizeof(c)) || c.pid != c.tid)
+			return 0;
+		v = hashmap__upsert(&t->comm_of, &c.pid, sizeof(c.pid), &created);
+		if (!v)
+			return -ENOMEM;
+		if (created) {
+			if (grow_array((void **)&t->comms, &t->cap_comms, t->nr_comms + 1,
+				       sizeof(*t->comms)))
+				return -ENOMEM;
+			*v = t->nr_comms++;
+		}
+		snprintf(t->comms[*v], sizeof(t->comms[*v]), "%s", cn);
+		return 0;
+	}
 	case PERF_RECORD_FORK:
 		if (!perf_record__copy(rec, &task, sizeof(task)))
 			return 0;
@@ -114,12 +140,37 @@ int maptab__write_build_ids(struct maptab *t, struct perf_writer *w)
 	return n;
 }
 
+int maptab__synth(struct maptab *t, const struct synth *s, int pid)
+{
+	const struct addrspace *as = procmaps__get(&t->maps, (uint32_t)pid);
+	uint32_t key = (uint32_t)pid;
+	uint64_t *v = hashmap__find(&t->comm_of, &key, sizeof(key));
+	size_t i;
+	int err = 0;
+
+	if (!as && !v)
+		return -ESRCH;
+	if (v)
+		err = synth__comm(s, pid, pid, t->comms[*v]);
+	for (i = 0; as && i < as->nr && !err; i++) {
+		const struct vmap *m = &as->maps[i];
+
+		/* device and inode are not kept: perf and offcpu report go by name */
+		err = synth__mmap2(s, pid, pid, m->start, m->end - m->start, m->pgoff, 0, 0, 0,
+				   PROT_READ | PROT_EXEC, MAP_PRIVATE, PERF_RECORD_MISC_USER,
+				   t->files[m->obj].name);
+	}
+	return err;
+}
+
 void maptab__free(struct maptab *t)
 {
 	size_t i;
 
 	if (!t)
 		return;
+	free(t->comms);
+	hashmap__free(&t->comm_of);
 	for (i = 0; i < t->nr_files; i++)
 		free(t->files[i].name);
 	free(t->files);

@@ -17,6 +17,13 @@ struct maptab;
 struct maptab *maptab__new(void);
 /* Follow one side-band record (MMAP, MMAP2, FORK; others are ignored). */
 int maptab__observe(struct maptab *t, const struct perf_event_header *rec);
+/*
+ * Emit what is known of process @pid from the records followed (its last
+ * COMM, its file mappings), for a new file after the process is gone from
+ * /proc. Returns 0, -ESRCH when nothing is known, or what @emit returns.
+ */
+struct synth;
+int maptab__synth(struct maptab *t, const struct synth *s, int pid);
 /* Mark the file mapped at @ip in process @pid (a forked process has its parent's maps). */
 void maptab__mark(struct maptab *t, int pid, uint64_t ip);
 /* Forget the marks (a new file starts). */

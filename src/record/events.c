@@ -221,6 +221,12 @@ int synthesize(struct record *r)
 			if (pid < 0 || (r->have_workload && pid == r->wl.pid && !r->workload_started))
 				continue;
 			err = synth__process(&s, pid);
+			/* gone from /proc (it may have exited as this file began, its last
+			 * blocks still to be written here): what the records said of it */
+			if (err == -ESRCH)
+				err = maptab__synth(r->maps, &s, pid);
+			if (err == -ESRCH)
+				err = 0;
 			/* a process offcpu may not read (another user namespace's): its
 			 * blocks are recorded, its frames cannot be named */
 			if (err == -EACCES) {

@@ -34,7 +34,7 @@ static int finish(const struct synth *s, char *buf, size_t body, int pid, int ti
 	return s->emit(h, s->arg);
 }
 
-static int synth_comm(const struct synth *s, int pid, int tid, const char *comm)
+int synth__comm(const struct synth *s, int pid, int tid, const char *comm)
 {
 	char buf[REC_MAX] = { 0 };
 	struct perf_record_comm c = { .pid = (uint32_t)pid, .tid = (uint32_t)tid };
@@ -93,7 +93,7 @@ static int synth_maps(const struct synth *s, int tgid)
 {
 	char path[64], line[4096 + 256];
 	FILE *f;
-	int err = 0;
+	int err = 0, n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", tgid);
 	f = fopen(path, "re");
@@ -118,9 +118,11 @@ static int synth_maps(const struct synth *s, int tgid)
 				   PERF_RECORD_MISC_USER, name);
 		if (err)
 			break;
+		n++;
 	}
 	fclose(f);
-	return err;
+	/* no mapping: a zombie (or a kernel thread), whose maps are gone */
+	return err ? err : n ? 0 : -ESRCH;
 }
 
 int synth__process(const struct synth *s, int tgid)
@@ -139,14 +141,14 @@ int synth__process(const struct synth *s, int tgid)
 
 		if (tid <= 0 || read_comm(tgid, tid, comm, sizeof(comm)))
 			continue;
-		err = synth_comm(s, tgid, tid, comm);
+		err = synth__comm(s, tgid, tid, comm);
 		if (err)
 			break;
 	}
 	closedir(d);
 	if (!err)
 		err = synth_maps(s, tgid);
-	return err == -ESRCH ? 0 : err; /* it exited meanwhile: its COMMs are enough */
+	return err; /* -ESRCH: it exited meanwhile (its COMMs may be written) */
 }
 
 int synth__all(const struct synth *s)

@@ -16,12 +16,15 @@ struct synth {
 };
 
 /* COMM for every thread of @tgid and MMAP2 for its executable mappings.
- * Returns 0, -ESRCH when the process is gone, or another -errno. */
+ * Returns 0, -ESRCH when the process is gone (or went while it was read),
+ * or another -errno. */
 int synth__process(const struct synth *s, int tgid);
 /* Every process on the system (kernel threads get COMM only). */
 int synth__all(const struct synth *s);
 /* One CGROUP record per directory under the cgroup v2 mount @root. */
 int synth__cgroups(const struct synth *s, const char *root);
+/* Build and emit a COMM record. */
+int synth__comm(const struct synth *s, int pid, int tid, const char *comm);
 /* Build and emit a MMAP2 record. */
 int synth__mmap2(const struct synth *s, int pid, int tid, uint64_t start, uint64_t len,
 		 uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,

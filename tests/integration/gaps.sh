@@ -141,9 +141,14 @@ test_rotation_keeps_stacks() {
 	grep -q 'without a user stack' rec.err && fail "stacks were lost"
 	n=$(ls r.data.* | wc -l)
 	[ "$n" -ge 3 ] || fail "only $n files"
-	for f in r.data.*; do "$OFFCPU" report -i "$f" --folded; done | grep 'leaf' | sed 's/ [0-9]*$//' | sort -u >stacks.txt
+	for f in r.data.*; do "$OFFCPU" report -i "$f" --folded | sed "s|^|$f |"; done >all.folded
+	awk '{ print $2 }' all.folded | grep 'leaf' | sort -u >stacks.txt
 	echo "$n files, $(wc -l <stacks.txt) distinct stacks"
-	[ "$(wc -l <stacks.txt)" -eq 600 ] || fail "expected 600 distinct stacks in the files"
+	[ "$(wc -l <stacks.txt)" -eq 600 ] || {
+		grep -v leaf all.folded | head -5
+		awk '{ print $2 }' all.folded | grep leaf | sort | uniq -d | head -5
+		fail "expected 600 distinct stacks in the files"
+	}
 	grep -q 'path_1;path_1;path_1' stacks.txt || fail "stacks not symbolized"
 }
 
