@@ -356,6 +356,31 @@ static __always_inline __u32 classify(bool preempt, long st)
 	return OFFCPU_STATE_R;
 }
 
+/*
+ * The process, thread and cpu filters of user space's maps, for thread @pid
+ * of process @tgid: @task's last cpu, or with NULL the current one (read
+ * only when -C filters).
+ */
+static __always_inline bool filters_pass(__u32 pid, __u32 tgid, struct task_struct *task)
+{
+	if (filter_tgid) {
+		__u8 *v = bpf_map_lookup_elem(&tgid_filter, &tgid);
+
+		if (!v || *v != OFFCPU_FILTER_ACTIVE)
+			return false;
+	}
+	if (filter_tid && !bpf_map_lookup_elem(&tid_filter, &pid))
+		return false;
+	if (filter_cpu) {
+		__u32 cpu = task ? BPF_CORE_READ(task, thread_info.cpu) : bpf_get_smp_processor_id();
+		__u8 *on = bpf_map_lookup_elem(&cpu_filter, &cpu);
+
+		if (!on || !*on)
+			return false;
+	}
+	return true;
+}
+
 /* Decide whether @prev's block is recorded; cheap checks first. */
 static __always_inline bool wanted(void *ctx, struct task_struct *prev, bool preempt,
 				   __u32 *state, bool btf)
@@ -372,23 +397,8 @@ static __always_inline bool wanted(void *ctx, struct task_struct *prev, bool pre
 	if (!(state_mask & OFFCPU_STATE_MASK(*state)))
 		return false;
 	tgid = TASK_FIELD(btf, prev, tgid);
-	if (tgid == skip_tgid)
+	if (tgid == skip_tgid || !filters_pass(pid, tgid, NULL))
 		return false;
-	if (filter_tgid) {
-		__u8 *v = bpf_map_lookup_elem(&tgid_filter, &tgid);
-
-		if (!v || *v != OFFCPU_FILTER_ACTIVE)
-			return false;
-	}
-	if (filter_tid && !bpf_map_lookup_elem(&tid_filter, &pid))
-		return false;
-	if (filter_cpu) {
-		__u32 cpu = bpf_get_smp_processor_id();
-		__u8 *on = bpf_map_lookup_elem(&cpu_filter, &cpu);
-
-		if (!on || !*on)
-			return false;
-	}
 	/* prev is still current here, so the current-task helpers describe it. */
 	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 		return false;
@@ -1436,23 +1446,8 @@ static __always_inline bool wanted_open(struct task_struct *task, __u32 *state)
 	if (st == 0 || (st & TASK_DEAD) || BPF_CORE_READ(task, on_cpu))
 		return false;
 	*state = classify(false, st);
-	if (!(state_mask & OFFCPU_STATE_MASK(*state)))
+	if (!(state_mask & OFFCPU_STATE_MASK(*state)) || !filters_pass(pid, tgid, task))
 		return false;
-	if (filter_tgid) {
-		__u8 *v = bpf_map_lookup_elem(&tgid_filter, &tgid);
-
-		if (!v || *v != OFFCPU_FILTER_ACTIVE)
-			return false;
-	}
-	if (filter_tid && !bpf_map_lookup_elem(&tid_filter, &pid))
-		return false;
-	if (filter_cpu) {
-		__u32 cpu = BPF_CORE_READ(task, thread_info.cpu);
-		__u8 *on = bpf_map_lookup_elem(&cpu_filter, &cpu);
-
-		if (!on || !*on)
-			return false;
-	}
 	if (filter_cgroup && !in_cgroup(task))
 		return false;
 	return true;
