@@ -17,56 +17,8 @@
 #include "../util/kallsyms.h"
 #include "../util/util.h"
 
-/* the summed blocks, taken out of the map when a file ends */
-struct drain_ctx {
-	struct record *r;
-	uint64_t time;
-};
-
-static int write_summed(const struct offcpu_key *k, const struct offcpu_val *v, void *arg)
-{
-	struct drain_ctx *d = arg;
-	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
-	unsigned unw;
-	int size = encode_offcpu(d->r, k, d->time, v->total_ns, v->last_cpu, buf, sizeof(buf), &unw);
-
-	if (size < 0)
-		return size;
-	perf_writer__note_time(d->r->w, d->time);
-	d->r->st.summed_samples++;
-	d->r->st.offcpu_ns += v->total_ns;
-	if (unw)
-		d->r->st.unwind_ns[(unw - 1) % OFFCPU_UNW_END_NR] += v->total_ns;
-	intset__add(&d->r->st.threads, (int)k->pid);
-	return perf_writer__write(d->r->w, (const void *)buf);
-}
-
-/*
- * The summed blocks written straight into r->w, stamped now: with writer
- * threads (whose files hold the streamed blocks; perf merges the files by
- * time) and in a snapshot. The stack caches are shared: locked.
- */
-static long drain_direct(struct record *r)
-{
-	struct drain_ctx d = { .r = r, .time = now_ns() };
-	long n;
-
-	if (r->wt)
-		pthread_mutex_lock(&r->lock);
-	n = collector__drain(r->coll, write_summed, &d);
-	if (n >= 0) {
-		collector__prune_stacks(r->coll);
-		r->st.flushes++;
-	}
-	if (r->wt)
-		pthread_mutex_unlock(&r->lock);
-	return n;
-}
-
 int flush_due_sums(struct record *r)
 {
-	long n;
-
 	uint64_t now = now_ns();
 
 	if (!r->o.flush_ns || now < r->next_flush_ns)
@@ -76,10 +28,7 @@ int flush_due_sums(struct record *r)
 	r->next_flush_ns += r->o.flush_ns;
 	if (r->next_flush_ns <= now)
 		r->next_flush_ns = now + r->o.flush_ns;
-	if (!r->wt)
-		return flush_round_sums(r);
-	n = drain_direct(r);
-	return n < 0 ? (int)n : 0;
+	return r->wt ? round__write_sums(r) : flush_round_sums(r);
 }
 
 /* Every counter of the loss table: the BPF program's, then user space's. */
@@ -183,26 +132,18 @@ int begin_file(struct record *r)
  */
 static int close_file(struct record *r, bool read_sources)
 {
-	struct drain_ctx d = { .r = r };
 	uint64_t cnt[CNT_ALL], lost;
-	long n;
 	int err;
 
 	/* overwritable buffers are read by the snapshot, never forward; the
 	 * writer threads have drained theirs */
-	if (read_sources && !r->o.overwrite && !r->wt) {
-		err = flush_round_sums(r);
-	} else {
-		n = drain_direct(r);
-		err = n < 0 ? (int)n : 0;
-	}
+	err = read_sources && !r->o.overwrite && !r->wt ? flush_round_sums(r) : round__write_sums(r);
 	if (err)
 		return err;
-	d.time = now_ns();
 	all_counters(r, cnt);
 	lost = losses__lost_samples(cnt);
 	if (lost > r->lost_reported)
-		err = write_lost_samples(r, lost - r->lost_reported, d.time);
+		err = write_lost_samples(r, lost - r->lost_reported, now_ns());
 	r->lost_reported = lost;
 	err = err ?: add_build_ids(r);
 	err = err ?: perf_writer__finish(r->w);

@@ -99,6 +99,7 @@ struct round {
 	uint64_t after; /* skip timed records up to this time */
 	uint64_t newest; /* in and out: the newest time written */
 	bool finish; /* FINISHED_ROUND after a round that wrote (a flush in pipe mode) */
+	bool split; /* --switch-output=SIZE may end r->w's file mid-round (the main loop's) */
 };
 /* Sort the batch, filter, count and write it. Returns 0 or -errno. */
 int round__write(struct record *r, struct round *rd);
@@ -106,6 +107,8 @@ int round__write(struct record *r, struct round *rd);
 int flush_round(struct record *r);
 /* The same with the summed blocks, stamped now, and a prune of the stack maps. */
 int flush_round_sums(struct record *r);
+/* The summed blocks alone, stamped now, into r->w; then a prune. */
+int round__write_sums(struct record *r);
 /* Whether the --flush interval is over; then drain the summed blocks. */
 int flush_due_sums(struct record *r);
 uint64_t lost_count(const struct perf_event_header *h);

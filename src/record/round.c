@@ -161,7 +161,7 @@ int round__write(struct record *r, struct round *rd)
 		if (!err && t > rd->newest)
 			rd->newest = t;
 		/* a size limit holds within a round too: the rest goes to a new file */
-		if (!err && rd->w == r->w && i + 1 < rd->batch->nr) {
+		if (!err && rd->split && i + 1 < rd->batch->nr) {
 			err = split_file(r);
 			rd->w = r->w;
 		}
@@ -208,7 +208,7 @@ static int flush(struct record *r, bool sums)
 {
 	struct sink k = { r, &r->batch, false };
 	struct summed_sink ss = { &k, now_ns() };
-	struct round rd = { .w = r->w, .batch = &r->batch, .finish = true };
+	struct round rd = { .w = r->w, .batch = &r->batch, .finish = true, .split = true };
 	long n = 0;
 	int err;
 
@@ -239,4 +239,34 @@ int flush_round(struct record *r)
 int flush_round_sums(struct record *r)
 {
 	return flush(r, true);
+}
+
+/*
+ * The summed blocks alone, stamped now, as one round into r->w: with writer
+ * threads (whose files hold the streamed blocks; perf merges the files by
+ * time), in a snapshot, and when a file ends mid-round. The stack caches are
+ * shared with writer threads: locked while they are read and pruned.
+ */
+int round__write_sums(struct record *r)
+{
+	/* a queue of its own: a file ended mid-round still has r->batch to write */
+	struct perf_queue q = { 0 };
+	struct sink k = { r, &q, false };
+	struct summed_sink ss = { &k, now_ns() };
+	struct round rd = { .w = r->w, .batch = &q, .shared = r->wt != NULL };
+	long n;
+	int err;
+
+	if (r->wt)
+		pthread_mutex_lock(&r->lock);
+	n = collector__drain(r->coll, push_summed, &ss);
+	if (n >= 0) {
+		collector__prune_stacks(r->coll);
+		r->st.flushes++;
+	}
+	if (r->wt)
+		pthread_mutex_unlock(&r->lock);
+	err = n < 0 ? (int)n : round__write(r, &rd);
+	perf_queue__free(&q);
+	return err;
 }
