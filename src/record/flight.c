@@ -103,7 +103,7 @@ int snapshot(struct record *r)
 int armed_loop(struct record *r)
 {
 	struct pollfd pfd = { .fd = r->have_workload ? r->wl.pidfd : -1, .events = POLLIN };
-	uint64_t deadline = r->o.duration_ns ? r->start_ns + r->o.duration_ns : 0;
+	uint64_t deadline = record_deadline(r);
 	int err = 0;
 
 	if (!r->o.quiet)
@@ -125,8 +125,6 @@ int armed_loop(struct record *r)
 		if (targets_gone(r, &pfd, 0))
 			break;
 	}
-	r->end_ns = now_ns();
-	if (deadline && r->end_ns > deadline)
-		r->end_ns = deadline;
+	record_ended(r);
 	return 0;
 }

@@ -129,6 +129,20 @@ int wait_ms(uint64_t deadline, int max)
 	return max;
 }
 
+uint64_t record_deadline(const struct record *r)
+{
+	return r->o.duration_ns ? r->start_ns + r->o.duration_ns : 0;
+}
+
+void record_ended(struct record *r)
+{
+	uint64_t deadline = record_deadline(r);
+
+	r->end_ns = now_ns();
+	if (deadline && r->end_ns > deadline)
+		r->end_ns = deadline;
+}
+
 bool targets_gone(struct record *r, struct pollfd *pfds, size_t first_pidfd)
 {
 	size_t i;
@@ -163,7 +177,7 @@ static int main_loop(struct record *r)
 	size_t non = r->oncpu && !r->wt ? perf_rings__nr_fds(r->oncpu) : 0;
 	size_t npid = r->have_workload ? 1 : r->o.nr_pids, nfd = nsb + non + 1 + npid, i;
 	struct pollfd *pfds = calloc(nfd, sizeof(*pfds));
-	uint64_t deadline = r->o.duration_ns ? r->start_ns + r->o.duration_ns : 0;
+	uint64_t deadline = record_deadline(r);
 	/* tests: read the buffers late, so that a small one surely overflows */
 	const char *slow = getenv("OFFCPU_FAULT_SLOW_READ_MS");
 	int err = 0;
@@ -209,10 +223,7 @@ static int main_loop(struct record *r)
 				break;
 		}
 	}
-	/* the end of the recording: blocks still under way are counted up to it */
-	r->end_ns = now_ns();
-	if (deadline && r->end_ns > deadline)
-		r->end_ns = deadline;
+	record_ended(r);
 	if (!r->have_workload)
 		for (i = 0; i < npid; i++)
 			if (pfds[nsb + non + 1 + i].fd >= 0)

@@ -149,6 +149,11 @@ int snapshot(struct record *r);
 /* Milliseconds to wait, at most @max, before @deadline (0: none); -1 once it passed. */
 int wait_ms(uint64_t deadline, int max);
 bool targets_gone(struct record *r, struct pollfd *pfds, size_t first_pidfd);
+/* When -d ends the recording (0: never), counted from r->start_ns. */
+uint64_t record_deadline(const struct record *r);
+/* The loop is over: r->end_ns is now, or the deadline if that passed first;
+ * blocks still under way are counted up to it. */
+void record_ended(struct record *r);
 
 /* SIGINT and the like end the recording; SIGUSR2 asks for a new file. */
 extern volatile sig_atomic_t stop_signal, switch_requested;
