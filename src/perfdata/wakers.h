@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "../offcpu.h"
 
 #define OFFCPU_WAKER_EVENT_NAME "offcpu-waker"
 #define OFFCPU_WAKER_MAGIC 0x4b57464fu /* "OFWK" read as little-endian u32 */
@@ -31,18 +32,7 @@
 #define OFFCPU_CHAIN_MAX 4 /* the waker and up to 3 hops before it */
 #define OFFCPU_COMM_LEN 16
 
-/* State of a wait as written (weight - 1): offcpu.h's enum offcpu_state, and: */
-#define OFFCPU_STATE_RUNQ 5 /* woken, waiting for a CPU (wakeup -> switch-in) */
-#define OFFCPU_STATES_ALL 6
-
-/* What woke the thread. */
-enum offcpu_waker_kind {
-	OFFCPU_WAKER_NONE = 0,
-	OFFCPU_WAKER_TASK = 1, /* a task, in its own context */
-	OFFCPU_WAKER_TIMER = 2, /* an hrtimer's expiry ("[timer]") */
-	OFFCPU_WAKER_IRQ = 3, /* a hard interrupt ("[irq]") */
-	OFFCPU_WAKER_SOFTIRQ = 4, /* a soft interrupt ("[softirq:NET_RX]" ...) */
-};
+/* States (enum offcpu_state, OFFCPU_STATE_RUNQ) and waker kinds are offcpu.h's. */
 
 /* The RAW payload's fixed part; all fields little-endian, no padding. */
 struct offcpu_waker_raw {
