@@ -41,8 +41,11 @@ struct offcpu_key {
 	__u64 user_stack; /* key in the user stack map; 0: none */
 	__u64 kern_stack; /* key in the kernel stack map; 0: none */
 	__u64 cgroup_id; /* 0 unless cgroups are recorded */
-	__u32 state; /* enum offcpu_state */
-	__u32 pad;
+	__u32 state; /* enum offcpu_state, or OFFCPU_STATE_RUNQ */
+	__u32 waker_kind; /* --wakers: enum offcpu_waker_kind; 0: none seen */
+	__u32 waker_pid, waker_tgid; /* the task that woke it; 0 for an interrupt */
+	__u64 waker_ustack, waker_kstack; /* its stacks when it did (stack map keys) */
+	__u64 waker_chain; /* key in the chain map: the waker's name and who woke it */
 };
 
 /* A block at or above the threshold, sent to user space as it ends. */
@@ -75,6 +78,35 @@ struct offcpu_task {
 	__u64 stack_lo, stack_hi; /* the user stack mapping its sp was last seen in (table walk) */
 	__u32 state;
 	__u32 flags; /* OFFCPU_TASK_* */
+	/* set by the wakeup of the open block (--wakers, or R: the run queue wait split off) */
+	__u64 wake_ts; /* when it was woken; 0: not yet */
+	__u32 waker_kind, waker_pid, waker_tgid, pad;
+	__u64 waker_ustack, waker_kstack, waker_chain;
+	/* as a waker: the chain of its own last wakeup, and when it ran after it */
+	__u64 chain, chain_ts;
+};
+
+/* Who woke a thread, in its chain: names[0] woke it, names[i] woke names[i-1]
+ * shortly before that (OFFCPU_CHAIN_NS); comms or [timer], [irq], [softirq:X]. */
+#define OFFCPU_CHAIN_HOPS 4
+#define OFFCPU_CHAIN_NS 10000000ULL
+struct offcpu_chain {
+	__u32 nr;
+	__u32 pad;
+	char names[OFFCPU_CHAIN_HOPS][16];
+};
+
+/* The wait after a wakeup, until the thread runs: a state of its own. */
+#define OFFCPU_STATE_RUNQ 5
+#define OFFCPU_STATES_ALL 6
+
+/* What woke a thread. */
+enum offcpu_waker_kind {
+	OFFCPU_WAKER_NONE = 0,
+	OFFCPU_WAKER_TASK = 1, /* a task, in its own context */
+	OFFCPU_WAKER_TIMER = 2, /* an hrtimer's expiry: "[timer]" */
+	OFFCPU_WAKER_IRQ = 3, /* another hard interrupt: "[irq]" */
+	OFFCPU_WAKER_SOFTIRQ = 4, /* a soft interrupt: "[softirq:NET_RX]" ... */
 };
 
 /* The block was under way when the recording started: it counts from then. */
@@ -125,6 +157,11 @@ enum offcpu_counter {
 	OFFCPU_CNT_OPEN_START_NS, /* their time, counted from the start */
 	OFFCPU_CNT_OPEN_END, /* blocks still under way when the recording ended */
 	OFFCPU_CNT_OPEN_END_NS, /* their time, counted to the end */
+	OFFCPU_CNT_WAKEUPS, /* wakeups of recorded blocked threads seen */
+	OFFCPU_CNT_WAKER_IRQ, /* of them, from an interrupt */
+	OFFCPU_CNT_CHAIN_FULL, /* wakers whose chain could not be stored (chain map full) */
+	OFFCPU_CNT_RUNQ, /* blocks split at their wakeup */
+	OFFCPU_CNT_RUNQ_NS, /* the run queue wait split off */
 	OFFCPU_CNT_UNW_END, /* table walk: blocks whose walk ended for reason 0; + reason: the others */
 	OFFCPU_CNT_NR = OFFCPU_CNT_UNW_END + 16,
 };

@@ -61,6 +61,10 @@ const volatile bool record_cgroup = false;
 const volatile bool user_stacks = true;
 const volatile bool kernel_stacks = false;
 const volatile __u32 state_mask = OFFCPU_DEFAULT_STATES;
+/* R recorded: a block's wait for a CPU after its wakeup is split off (OFFCPU_STATE_RUNQ) */
+const volatile bool runq_split = false;
+/* --wakers: who woke each block, with its stacks and chain */
+const volatile bool record_wakers = false;
 /* sched_switch passes prev_state (5.18+): a concurrent wakeup may already
  * have changed prev->__state to TASK_WAKING when the tracepoint runs. */
 const volatile bool has_prev_state = false;
@@ -314,6 +318,32 @@ struct {
 	__type(value, __u64);
 	__uint(max_entries, OFFCPU_CNT_NR);
 } counters SEC(".maps");
+
+/* Wakers' chains by a hash of their names (--wakers); user space reads them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct offcpu_chain);
+	__uint(max_entries, 16384);
+} chains SEC(".maps");
+
+/* What this cpu is running in interrupt context (--wakers): the soft
+ * interrupt being served (vector + 1, 0: none), and whether an hrtimer is
+ * expiring. */
+struct irq_ctx {
+	__u32 softirq;
+	__u32 hrtimer;
+	__u32 hardirq; /* in a device's interrupt handler */
+	__u32 pad;
+	__u64 sp; /* scratch: an address on this program's stack */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct irq_ctx);
+	__uint(max_entries, 1);
+} irq_ctx SEC(".maps");
 
 struct task_struct___old {
 	long state;
@@ -979,6 +1009,18 @@ static __always_inline void verify_tables(struct task_struct *task, __u64 *buf, 
 }
 #endif
 
+/* A block begins: no wakeup of it seen yet. */
+static __always_inline void forget_wakeup(struct offcpu_task *t)
+{
+	t->wake_ts = 0;
+	t->waker_kind = 0;
+	t->waker_pid = 0;
+	t->waker_tgid = 0;
+	t->waker_ustack = 0;
+	t->waker_kstack = 0;
+	t->waker_chain = 0;
+}
+
 /* The user stack of the task switching out (current), stored: its key or 0. */
 static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, struct offcpu_task *t,
 					bool btf)
@@ -1032,6 +1074,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	t->user_stack = user_stacks ? user_stack(ctx, prev, t, btf) : 0;
 	t->cgroup_id = record_cgroup ? bpf_get_current_cgroup_id() : 0;
 	t->flags = 0;
+	forget_wakeup(t);
+	t->chain = 0; /* it blocks: what it does next is not caused by its last waker */
 	t->ts = now;
 }
 
@@ -1152,13 +1196,51 @@ static __always_inline void block_key(struct offcpu_key *key, struct task_struct
 	key->user_stack = t->user_stack;
 	key->state = t->state;
 	key->cgroup_id = t->cgroup_id;
+	key->waker_kind = t->waker_kind;
+	key->waker_pid = t->waker_pid;
+	key->waker_tgid = t->waker_tgid;
+	key->waker_ustack = t->waker_ustack;
+	key->waker_kstack = t->waker_kstack;
+	key->waker_chain = t->waker_chain;
+}
+
+/*
+ * With R recorded, the part of a block after its wakeup, waiting for a CPU,
+ * is a wait of its own (OFFCPU_STATE_RUNQ) without the waker: returns its
+ * length, taken off *@delta. The block's end is @end.
+ */
+static __always_inline __u64 runq_part(const struct offcpu_task *t, __u32 state, __u64 end,
+				       __u64 *delta)
+{
+	__u64 runq;
+
+	if (!runq_split || !t->wake_ts || t->wake_ts < t->ts || t->wake_ts > end ||
+	    state == OFFCPU_STATE_R)
+		return 0;
+	runq = end - t->wake_ts;
+	*delta -= runq;
+	count(OFFCPU_CNT_RUNQ);
+	count_n(OFFCPU_CNT_RUNQ_NS, runq);
+	return runq;
+}
+
+/* The run queue part's key: the block's, in its own state, with no waker. */
+static __always_inline void runq_key(struct offcpu_key *key)
+{
+	key->state = OFFCPU_STATE_RUNQ;
+	key->waker_kind = 0;
+	key->waker_pid = 0;
+	key->waker_tgid = 0;
+	key->waker_ustack = 0;
+	key->waker_kstack = 0;
+	key->waker_chain = 0;
 }
 
 static __always_inline void switch_in(void *ctx, struct task_struct *next, struct offcpu_task *t,
 				      __u64 now, bool btf)
 {
 	struct offcpu_key key = {};
-	__u64 delta;
+	__u64 delta, runq;
 
 	delta = now - t->ts;
 	t->ts = 0;
@@ -1171,7 +1253,17 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 	block_key(&key, next, t, btf);
 	if (kernel_stacks && btf)
 		key.kern_stack = kernel_stack(next);
+	runq = runq_part(t, key.state, now, &delta);
+	/* as a waker from now on, it passes on who woke it */
+	if (record_wakers) {
+		t->chain = key.waker_chain;
+		t->chain_ts = now;
+	}
 	account(ctx, &key, delta, now);
+	if (runq) {
+		runq_key(&key);
+		account(ctx, &key, runq, now);
+	}
 }
 
 /*
@@ -1319,6 +1411,228 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
 	return 0;
 }
 
+/*
+ * Wakeups (--wakers, and R's run queue split). sched_waking runs in the
+ * waker's context, before the wakee is queued: the wakee cannot run, and so
+ * cannot end its block, before this is done.
+ */
+
+/*
+ * Whether this program runs on the current task's own stack: in task
+ * context. A hard interrupt, and a soft interrupt run at its end, run on the
+ * cpu's interrupt stack. The tracepoint's arguments (@ctx) are on the
+ * kernel's stack where the tracepoint fired (the program's own stack may be
+ * a private one). Its address goes through map memory to be compared: root
+ * may. (The preempt count would say it too, but the per-cpu variable
+ * holding it moved between kernels, and is not a symbol a program can use
+ * on kernels built without KALLSYMS_ALL.)
+ */
+#define TASK_STACK_SIZE 16384 /* x86-64 THREAD_SIZE (no KASAN) */
+
+static __always_inline bool on_task_stack(void *ctx, struct task_struct *cur, struct irq_ctx *ic)
+{
+	ic->sp = (__u64)ctx;
+	return *(volatile __u64 *)&ic->sp - (__u64)BPF_CORE_READ(cur, stack) < TASK_STACK_SIZE;
+}
+
+/* Name an interrupt waker in @d (16 bytes, NUL-padded, not always ended), or
+ * return OFFCPU_WAKER_TASK when the current task is the waker. */
+static __always_inline __u32 irq_waker(void *ctx, char *d, struct task_struct *cur)
+{
+	__u32 zero = 0, vec;
+	struct irq_ctx *ic = bpf_map_lookup_elem(&irq_ctx, &zero);
+	bool task_stack;
+
+	if (!ic)
+		return OFFCPU_WAKER_TASK;
+	task_stack = on_task_stack(ctx, cur, ic);
+	if (ic->hrtimer) {
+		__builtin_memcpy(d, "[timer]", 8);
+		return OFFCPU_WAKER_TIMER;
+	}
+	/* a device's handler, or another hard interrupt (an IPI, irq_work) */
+	if (ic->hardirq || (!task_stack && !ic->softirq)) {
+		__builtin_memcpy(d, "[irq]", 6);
+		return OFFCPU_WAKER_IRQ;
+	}
+	/* on the task's stack only in ksoftirqd */
+	if (!ic->softirq)
+		return OFFCPU_WAKER_TASK;
+	vec = ic ? ic->softirq : 0;
+	/* the kernel's names (/proc/softirqs), where they fit */
+	switch (vec) {
+	case 1: __builtin_memcpy(d, "[softirq:HI]", 13); break;
+	case 2: __builtin_memcpy(d, "[softirq:TIMER]", 16); break;
+	case 3: __builtin_memcpy(d, "[softirq:NET_TX]", 16); break;
+	case 4: __builtin_memcpy(d, "[softirq:NET_RX]", 16); break;
+	case 5: __builtin_memcpy(d, "[softirq:BLOCK]", 16); break;
+	case 6: __builtin_memcpy(d, "[irq_poll]", 11); break;
+	case 7: __builtin_memcpy(d, "[tasklet]", 10); break;
+	case 8: __builtin_memcpy(d, "[softirq:SCHED]", 16); break;
+	case 9: __builtin_memcpy(d, "[timer]", 8); return OFFCPU_WAKER_TIMER; /* HRTIMER */
+	case 10: __builtin_memcpy(d, "[softirq:RCU]", 14); break;
+	default: __builtin_memcpy(d, "[softirq]", 10); break;
+	}
+	return OFFCPU_WAKER_SOFTIRQ;
+}
+
+/* Store a chain under a hash of it: its key, or 0 when the map is full. */
+static __always_inline __u64 store_chain(struct offcpu_chain *ch)
+{
+	__u64 h = 0xcbf29ce484222325ULL ^ ch->nr, *w = (__u64 *)ch->names;
+	int i;
+
+	for (i = 0; i < OFFCPU_CHAIN_HOPS * 2; i++) {
+		h ^= w[i];
+		h *= 0x100000001b3ULL;
+	}
+	h ^= h >> 29;
+	h = h ?: 1;
+	if (bpf_map_update_elem(&chains, &h, ch, BPF_NOEXIST) && !bpf_map_lookup_elem(&chains, &h)) {
+		count(OFFCPU_CNT_CHAIN_FULL);
+		return 0;
+	}
+	return h;
+}
+
+/* The kernel stack of the current task or interrupt, stored: its key or 0. */
+static __always_inline __u64 current_kstack(void *ctx)
+{
+	__u32 zero = 0;
+	__u64 *buf = bpf_map_lookup_elem(&scratch, &zero), key;
+	long n;
+
+	if (!buf)
+		return 0;
+	n = frames_of(bpf_get_stack(ctx, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64), 0));
+	key = n > 0 ? store_stack(&kstacks, buf, n) : 0;
+	if (!key)
+		count(OFFCPU_CNT_KSTACK_FAIL);
+	return key;
+}
+
+/* Who is waking @t's thread: the current task, or the interrupt it is in. */
+static __always_inline void note_waker(void *ctx, struct offcpu_task *t, __u64 now)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct offcpu_chain ch = {}, *prev;
+	struct offcpu_task *w;
+	__u32 kind = irq_waker(ctx, ch.names[0], cur);
+
+	ch.nr = 1;
+	if (kind != OFFCPU_WAKER_TASK) {
+		/* never the task it interrupted */
+		t->waker_kind = kind;
+		count(OFFCPU_CNT_WAKER_IRQ);
+	} else {
+		t->waker_kind = OFFCPU_WAKER_TASK;
+		t->waker_pid = cur->pid;
+		t->waker_tgid = cur->tgid;
+		bpf_get_current_comm(ch.names[0], sizeof(ch.names[0]));
+		if (cur->flags & PF_KTHREAD) {
+			w = cur->bpf_storage ? bpf_task_storage_get(&task_store, cur, 0, 0) : NULL;
+		} else {
+			w = bpf_task_storage_get(&task_store, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (w && user_stacks)
+				t->waker_ustack = user_stack(ctx, cur, w, true);
+		}
+		/* it was woken itself just before, and has not blocked since */
+		if (w && w->chain && now - w->chain_ts < OFFCPU_CHAIN_NS) {
+			prev = bpf_map_lookup_elem(&chains, &w->chain);
+			if (prev) {
+				__builtin_memcpy(ch.names[1], prev->names[0],
+						 sizeof(ch.names[0]) * (OFFCPU_CHAIN_HOPS - 1));
+				ch.nr = 1 + (prev->nr < OFFCPU_CHAIN_HOPS - 1 ? prev->nr :
+										OFFCPU_CHAIN_HOPS - 1);
+			}
+		}
+	}
+	if (kernel_stacks)
+		t->waker_kstack = current_kstack(ctx);
+	t->waker_chain = store_chain(&ch);
+}
+
+SEC("?tp_btf/sched_waking")
+int BPF_PROG(on_waking, struct task_struct *p)
+{
+	struct offcpu_task *t;
+	__u64 now;
+
+	/* most wakeups are of tasks offcpu has no block of: a pointer test */
+	if (!p->bpf_storage)
+		return 0;
+	t = bpf_task_storage_get(&task_store, p, 0, 0);
+	if (!t || !t->ts || t->wake_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	t->wake_ts = now;
+	count(OFFCPU_CNT_WAKEUPS);
+	if (record_wakers)
+		note_waker(ctx, t, now);
+	return 0;
+}
+
+#define IRQ_SOFT 0
+#define IRQ_HRTIMER 1
+#define IRQ_HARD 2
+
+static __always_inline void set_irq_ctx(int which, __u32 v)
+{
+	__u32 zero = 0;
+	struct irq_ctx *ic = bpf_map_lookup_elem(&irq_ctx, &zero);
+
+	if (!ic)
+		return;
+	if (which == IRQ_SOFT)
+		ic->softirq = v;
+	else if (which == IRQ_HRTIMER)
+		ic->hrtimer = v;
+	else
+		ic->hardirq = v;
+}
+
+SEC("?tp_btf/softirq_entry")
+int BPF_PROG(on_softirq_entry, unsigned int vec)
+{
+	set_irq_ctx(IRQ_SOFT, vec + 1);
+	return 0;
+}
+
+SEC("?tp_btf/softirq_exit")
+int BPF_PROG(on_softirq_exit, unsigned int vec)
+{
+	set_irq_ctx(IRQ_SOFT, 0);
+	return 0;
+}
+
+SEC("?tp_btf/irq_handler_entry")
+int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
+{
+	set_irq_ctx(IRQ_HARD, 1);
+	return 0;
+}
+
+SEC("?tp_btf/irq_handler_exit")
+int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	set_irq_ctx(IRQ_HARD, 0);
+	return 0;
+}
+
+SEC("?tp_btf/hrtimer_expire_entry")
+int BPF_PROG(on_hrtimer_entry, struct hrtimer *timer, ktime_t *now)
+{
+	set_irq_ctx(IRQ_HRTIMER, 1);
+	return 0;
+}
+
+SEC("?tp_btf/hrtimer_expire_exit")
+int BPF_PROG(on_hrtimer_exit, struct hrtimer *timer)
+{
+	set_irq_ctx(IRQ_HRTIMER, 0);
+	return 0;
+}
+
 static __always_inline void forget(struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, pid);
@@ -1457,6 +1771,7 @@ static __always_inline void open_block(struct task_struct *task, bool btf)
 {
 	struct offcpu_task *t;
 	struct offcpu_key key = {};
+	__u64 delta, runq;
 	__u32 state;
 
 	if (open_mode == OFFCPU_OPEN_START) {
@@ -1475,6 +1790,7 @@ static __always_inline void open_block(struct task_struct *task, bool btf)
 		t->user_stack = user_stacks ? OFFCPU_STACK_UNKNOWN : 0;
 		t->cgroup_id = record_cgroup ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) : 0;
 		t->flags = OFFCPU_TASK_OPEN_AT_START;
+		forget_wakeup(t);
 		t->ts = open_now;
 		return;
 	}
@@ -1497,7 +1813,13 @@ static __always_inline void open_block(struct task_struct *task, bool btf)
 		count(OFFCPU_CNT_OPEN_START);
 		count_n(OFFCPU_CNT_OPEN_START_NS, open_now - t->ts);
 	}
-	add_summed(&key, open_now - t->ts);
+	delta = open_now - t->ts;
+	runq = runq_part(t, key.state, open_now, &delta);
+	add_summed(&key, delta);
+	if (runq) {
+		runq_key(&key);
+		add_summed(&key, runq);
+	}
 	t->ts = 0;
 	t->flags = 0;
 }

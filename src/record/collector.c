@@ -54,6 +54,9 @@ struct collector {
 	size_t nr_used, cap_used;
 	uint64_t pruned; /* stack map entries deleted */
 	int summed_cur; /* the summed map the program adds to: 0 summed_a, 1 summed_b */
+	struct hashmap chain_idx; /* --wakers: chain key -> index into chains */
+	struct offcpu_chain *chains;
+	size_t nr_chains, cap_chains;
 };
 
 /*
@@ -302,6 +305,19 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	bpf_program__set_autoload(skel->progs.on_exec_raw, raw_tp);
 	bpf_program__set_autoload(skel->progs.open_blocks, !raw_tp);
 	bpf_program__set_autoload(skel->progs.open_blocks_raw, raw_tp);
+	/* wakeups: tp_btf only (task storage); the run queue split with R */
+	skel->rodata->runq_split = !raw_tp && (o->state_mask & OFFCPU_STATE_MASK(OFFCPU_STATE_R));
+	skel->rodata->record_wakers = !raw_tp && o->wakers;
+	bpf_program__set_autoload(skel->progs.on_waking,
+				  skel->rodata->runq_split || skel->rodata->record_wakers);
+	bpf_program__set_autoload(skel->progs.on_softirq_entry, skel->rodata->record_wakers);
+	bpf_program__set_autoload(skel->progs.on_softirq_exit, skel->rodata->record_wakers);
+	bpf_program__set_autoload(skel->progs.on_hrtimer_entry, skel->rodata->record_wakers);
+	bpf_program__set_autoload(skel->progs.on_hrtimer_exit, skel->rodata->record_wakers);
+	bpf_program__set_autoload(skel->progs.on_irq_entry, skel->rodata->record_wakers);
+	bpf_program__set_autoload(skel->progs.on_irq_exit, skel->rodata->record_wakers);
+	if (!o->wakers)
+		bpf_map__set_max_entries(skel->maps.chains, 1);
 	if (o->transport == OFFCPU_TRANSPORT_RINGBUF)
 		bpf_map__set_max_entries(skel->maps.perf_events, 1);
 	if (!raw_tp)
@@ -558,8 +574,11 @@ static int load(struct collector *c, const struct collector_opts *o, char *msg, 
 			 log_verbosity ? "" : " (run with -v for the verifier log)");
 		return err;
 	}
-	add_fallback(c, "raw_tp: tp_btf/sched_switch did not load, the kernel's helper walks user "
-			"stacks", why);
+	add_fallback(c, o->wakers || (o->state_mask & OFFCPU_STATE_MASK(OFFCPU_STATE_R)) ?
+				"raw_tp: tp_btf/sched_switch did not load, the kernel's helper walks user "
+				"stacks, and wakeups are not seen (no wakers, no run queue split)" :
+				"raw_tp: tp_btf/sched_switch did not load, the kernel's helper walks user "
+				"stacks", why);
 	log_verified(c);
 	return 0;
 }
@@ -882,6 +901,37 @@ uint32_t collector__kernel_stack(struct collector *c, uint64_t key, const uint64
 	return cached(c, 1, key, c->skel->maps.kstacks, &key, sizeof(key), ips);
 }
 
+const struct offcpu_chain *collector__chain(struct collector *c, uint64_t key)
+{
+	struct offcpu_chain ch;
+	uint64_t *v;
+	int created;
+
+	if (!key)
+		return NULL;
+	v = hashmap__find(&c->chain_idx, &key, sizeof(key));
+	if (v)
+		return &c->chains[*v];
+	/* chains are few and never deleted: the map keeps them too */
+	if (bpf_map__lookup_elem(c->skel->maps.chains, &key, sizeof(key), &ch, sizeof(ch), 0))
+		return NULL;
+	if (c->nr_chains == c->cap_chains) {
+		size_t cap = c->cap_chains ? 2 * c->cap_chains : 64;
+		struct offcpu_chain *n = realloc(c->chains, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		c->chains = n;
+		c->cap_chains = cap;
+	}
+	v = hashmap__upsert(&c->chain_idx, &key, sizeof(key), &created);
+	if (!v)
+		return NULL;
+	*v = c->nr_chains;
+	c->chains[c->nr_chains] = ch;
+	return &c->chains[c->nr_chains++];
+}
+
 uint64_t collector__distinct_stacks(const struct collector *c)
 {
 	return c->nr_stacks;
@@ -950,5 +1000,7 @@ void collector__free(struct collector *c)
 	free(c->stacks);
 	free(c->used);
 	hashmap__free(&c->stack_idx);
+	hashmap__free(&c->chain_idx);
+	free(c->chains);
 	free(c);
 }

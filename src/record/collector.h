@@ -12,6 +12,7 @@ struct collector_opts {
 	bool user_stacks;
 	bool kernel_stacks;
 	bool verify_stacks; /* count differences from the kernel's stack helpers */
+	bool wakers; /* note who woke each block (tp_btf only) */
 	bool record_cgroup;
 	bool follow_forks;
 	const int *tgids; /* process filter (NULL: none) */
@@ -110,6 +111,8 @@ uint32_t collector__kernel_stack(struct collector *c, uint64_t key, const uint64
  * frames stay cached here). Returns the entries deleted.
  */
 long collector__prune_stacks(struct collector *c);
+/* A waker's chain by its key (--wakers), looked up once; NULL if unknown. */
+const struct offcpu_chain *collector__chain(struct collector *c, uint64_t key);
 /* Distinct stacks resolved so far (user and kernel). */
 uint64_t collector__distinct_stacks(const struct collector *c);
 /* Stack map entries deleted by prunes so far. */
