@@ -38,7 +38,7 @@ APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_queue.c tests/unit/test_util.c tests/unit/test_outfile.c tests/unit/test_options.c tests/unit/test_summary.c tests/unit/test_rings.c tests/unit/test_unwind.c tests/unit/test_oracle.c tests/unit/test_report.c tests/unit/unit_main.c \
 	src/report/symbolizer.c src/report/profile.c src/report/folded.c src/report/pprof.c src/report/session.c \
 	src/report/text.c src/report/json.c src/report/svg.c src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/unwind/tables.c src/unwind/oracle.c
-WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler
+WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers
 
 .PHONY: all clean check check-run unit demo install deps bench
 

@@ -24,9 +24,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/perf_event.h>
 #include "../offcpu.h"
 
 #define OFFCPU_WAKER_EVENT_NAME "offcpu-waker"
+#define WAKER_SAMPLE_TYPE                                                                  \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
+	 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |   \
+	 PERF_SAMPLE_RAW)
 #define OFFCPU_WAKER_MAGIC 0x4b57464fu /* "OFWK" read as little-endian u32 */
 #define OFFCPU_WAKER_VERSION 1
 #define OFFCPU_CHAIN_MAX 4 /* the waker and up to 3 hops before it */

@@ -14,40 +14,32 @@
 #include "summary.h"
 #include "synth.h"
 #include "../perfdata/sample.h"
+#include "../perfdata/wakers.h"
 #include "../util/util.h"
 
 /*
- * Encode one offcpu-time sample: kernel frames after PERF_CONTEXT_KERNEL,
- * user frames after PERF_CONTEXT_USER, the innermost frame as its ip.
+ * A block's call chain in perf's layout: kernel frames after
+ * PERF_CONTEXT_KERNEL, user frames after PERF_CONTEXT_USER. Returns the
+ * entries written to @chain (2 * OFFCPU_MAX_STACK_DEPTH + 3 at most), with
+ * its innermost frame in @ip (0: none) and, in @unw, 1 + how the table walk
+ * of its user stack ended (0: no walk).
  */
-int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
-			 uint64_t period, uint32_t cpu, char *buf, size_t cap, unsigned *unw)
+static uint32_t callchain(struct record *r, uint32_t tgid, uint64_t kkey, uint64_t ukey,
+			  uint64_t *chain, uint64_t *ip, unsigned *unw)
 {
-	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 2];
 	const uint64_t *kips = NULL, *uips = NULL;
-	uint32_t nk = collector__kernel_stack(r->coll, k->kern_stack, &kips);
-	uint32_t nu = collector__user_stack(r->coll, k->user_stack, &uips);
-	struct perf_sample s = {
-		.id = r->ev.offcpu_id,
-		.pid = k->tgid,
-		.tid = k->pid,
-		.time = time,
-		.cpu = cpu,
-		.period = period,
-		.cgroup = k->cgroup_id,
-		.ips = chain,
-	};
-	struct perf_event_header *h = (void *)buf;
+	uint32_t nk = collector__kernel_stack(r->coll, kkey, &kips);
+	uint32_t nu = collector__user_stack(r->coll, ukey, &uips);
+	uint32_t n = 0, i;
 	uint64_t mark;
 	bool before;
-	uint32_t i;
-	int size;
 
+	*ip = 0;
 	if (nk) {
-		chain[s.nr_ips++] = PERF_CONTEXT_KERNEL;
-		memcpy(&chain[s.nr_ips], kips, nk * sizeof(*kips));
-		s.nr_ips += nk;
-		s.ip = kips[0];
+		chain[n++] = PERF_CONTEXT_KERNEL;
+		memcpy(&chain[n], kips, nk * sizeof(*kips));
+		n += nk;
+		*ip = kips[0];
 	}
 	/* A frame-pointer walk through code without frame pointers (Debian's
 	 * libc) can run into data: stop at the first word that cannot be a user
@@ -68,27 +60,131 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	if (nu && r->tables)
 		*unw = 1 + (mark ? OFFCPU_UNW_MARK_REASON(mark) : OFFCPU_UNW_COMPLETE);
 	if (before) {
-		chain[s.nr_ips++] = PERF_CONTEXT_USER;
-		chain[s.nr_ips++] = mark;
+		chain[n++] = PERF_CONTEXT_USER;
+		chain[n++] = mark;
 		if (!nk)
-			s.ip = mark;
+			*ip = mark;
 	} else if (nu) {
-		chain[s.nr_ips++] = PERF_CONTEXT_USER;
-		memcpy(&chain[s.nr_ips], uips, nu * sizeof(*uips));
-		s.nr_ips += nu;
+		chain[n++] = PERF_CONTEXT_USER;
+		memcpy(&chain[n], uips, nu * sizeof(*uips));
+		n += nu;
 		/* the mark ends the stack it marks, after a cut too */
 		if (mark)
-			chain[s.nr_ips++] = mark;
+			chain[n++] = mark;
 		if (!nk)
-			s.ip = uips[0];
+			*ip = uips[0];
 		for (i = 0; i < nu; i++)
-			maptab__mark(r->maps, (int)k->tgid, uips[i]);
+			maptab__mark(r->maps, (int)tgid, uips[i]);
 	}
+	return n;
+}
+
+/* Encode one offcpu-time sample; the innermost frame is its ip, its state the weight. */
+int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
+			 uint64_t period, uint32_t cpu, char *buf, size_t cap, unsigned *unw)
+{
+	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 4];
+	struct perf_sample s = {
+		.id = r->ev.offcpu_id,
+		.pid = k->tgid,
+		.tid = k->pid,
+		.time = time,
+		.cpu = cpu,
+		.period = period,
+		.cgroup = k->cgroup_id,
+		.weight = (uint64_t)k->state + 1,
+		.ips = chain,
+	};
+	struct perf_event_header *h = (void *)buf;
+	int size;
+
+	s.nr_ips = callchain(r, k->tgid, k->kern_stack, k->user_stack, chain, &s.ip, unw);
 	size = perf_sample__encode(r->ev.sample_type, &s, buf, cap);
 	if (size < 0)
 		return size;
-	h->misc = nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	h->misc = s.nr_ips && chain[0] == PERF_CONTEXT_KERNEL ? PERF_RECORD_MISC_KERNEL :
+								  PERF_RECORD_MISC_USER;
 	return size;
+}
+
+int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, uint64_t period,
+		 uint32_t cpu, char *buf, size_t cap)
+{
+	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 4], wakee[2 * OFFCPU_MAX_STACK_DEPTH + 4];
+	char raw[sizeof(struct offcpu_waker_raw) + sizeof(wakee) + 8];
+	const struct offcpu_chain *ch = collector__chain(r->coll, k->waker_chain);
+	struct offcpu_waker w = {
+		.wakee_pid = k->tgid,
+		.wakee_tid = k->pid,
+		.state = k->state,
+		.kind = k->waker_kind,
+	};
+	struct perf_sample s = {
+		.id = r->ev.waker_id,
+		.pid = k->waker_tgid,
+		.tid = k->waker_pid,
+		.time = time,
+		.cpu = cpu,
+		.period = period,
+		.ips = chain,
+		.raw = raw,
+	};
+	struct perf_event_header *h = (void *)buf;
+	uint64_t ip, nw;
+	unsigned unw;
+	uint32_t i;
+	int size;
+
+	if (!r->o.wakers || !k->waker_kind)
+		return 0;
+	w.nr_chain = ch ? ch->nr : 1;
+	if (w.nr_chain < 1 || w.nr_chain > OFFCPU_CHAIN_MAX)
+		w.nr_chain = 1;
+	for (i = 0; i < w.nr_chain; i++)
+		snprintf(w.chain[i], sizeof(w.chain[i]), "%.16s", ch ? ch->names[i] : "[unknown]");
+	nw = callchain(r, k->tgid, k->kern_stack, k->user_stack, wakee, &ip, &unw);
+	size = waker__encode(&w, wakee, nw, raw, sizeof(raw));
+	if (size < 0)
+		return size;
+	s.raw_size = (uint32_t)size;
+	s.nr_ips = callchain(r, k->waker_tgid, k->waker_kstack, k->waker_ustack, chain, &s.ip, &unw);
+	size = perf_sample__encode(WAKER_SAMPLE_TYPE, &s, buf, cap);
+	if (size < 0)
+		return size;
+	h->misc = s.nr_ips && chain[0] == PERF_CONTEXT_KERNEL ? PERF_RECORD_MISC_KERNEL :
+								  PERF_RECORD_MISC_USER;
+	return size;
+}
+
+int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *k, uint64_t time,
+	       uint64_t period, uint32_t cpu, int kind, bool lock)
+{
+	/* writer threads encode too (under the lock), each in its own buffer */
+	static __thread char b[(4 * OFFCPU_MAX_STACK_DEPTH + 64) * 8 + 256];
+	unsigned unw;
+	int size;
+
+	if (lock)
+		pthread_mutex_lock(&r->lock);
+	size = encode_offcpu(r, k, time, period, cpu, b, sizeof(b), &unw);
+	if (lock)
+		pthread_mutex_unlock(&r->lock);
+	if (size < 0)
+		return size;
+	size = perf_queue__push(q, (const void *)b, time, kind);
+	if (size)
+		return size;
+	/* what account() counts, known here */
+	perf_queue__set_aux(q, period, k->pid | (uint64_t)unw << 32);
+	if (lock)
+		pthread_mutex_lock(&r->lock);
+	size = encode_waker(r, k, time, period, cpu, b, sizeof(b));
+	if (lock)
+		pthread_mutex_unlock(&r->lock);
+	if (size <= 0)
+		return size;
+	/* right after its block: equal times keep their order */
+	return perf_queue__push(q, (const void *)b, time, SRC_WAKER);
 }
 
 static int emit_synth(const struct perf_event_header *h, void *arg)
@@ -178,6 +274,12 @@ int declare_events(struct record *r)
 	if (!(r->o.stacks & STACKS_USER))
 		attr.exclude_callchain_user = 1;
 	err = perf_writer__add_event(r->w, &attr, OFFCPU_EVENT_NAME, &r->ev.offcpu_id, 1);
+	if (!err && r->o.wakers) {
+		/* the same event for perf; the waker's stacks, the wakee in its payload */
+		attr.sample_type = WAKER_SAMPLE_TYPE;
+		err = perf_writer__add_event(r->w, &attr, OFFCPU_WAKER_EVENT_NAME, &r->ev.waker_id,
+					     1);
+	}
 	if (!err && r->oncpu) {
 		nids = perf_rings__ids(r->oncpu, &ids);
 		err = perf_writer__add_event(r->w, perf_rings__attr(r->oncpu), ONCPU_EVENT_NAME,

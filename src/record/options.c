@@ -28,6 +28,7 @@ enum {
 	OPT_UNWIND,
 	OPT_UNWIND_MEM,
 	OPT_NO_INHERIT,
+	OPT_WAKERS,
 	OPT_FLUSH,
 };
 
@@ -45,7 +46,8 @@ static const struct argp_option record_options[] = {
 	{ "stacks", OPT_STACKS, "user|kernel|both", 0, "Which call chains to record (default user)", 2 },
 	{ "unwind", OPT_UNWIND, "tables|fp", 0, "How user stacks are walked: tables (default) unwinds from each object's .eh_frame, complete through code built without frame pointers (glibc, most distribution binaries), and by frame pointers only where no table is loaded yet, marked so; fp follows frame pointers only, as perf does (cheaper; stops where a frame pointer is missing)", 2 },
 	{ "unwind-mem", OPT_UNWIND_MEM, "SIZE", 0, "Kernel memory for unwind tables, shared by all objects (default 16M: 2 million rows, about 25 processes the size of python3; objects that do not fit are walked by frame pointers, and the summary says so)", 2 },
-	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted), T (stopped), I (idle); default S,D", 2 },
+	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted, and the wait for a CPU after each wakeup, split off its block as 'runqueue'), T (stopped), I (idle); default S,D. Each sample keeps its state", 2 },
+	{ "wakers", OPT_WAKERS, 0, 0, "Also record who woke each block: the waking thread and its stacks (--stacks), or the interrupt ([timer], [irq], [softirq:NET_RX], ...), and the chain of who woke the waker just before (up to 3 hops), as offcpu-waker samples", 2 },
 	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock: also sample on-CPU (at -F or 4000 Hz); offcpu-time: the default", 2 },
 	{ "all-cgroups", OPT_ALL_CGROUPS, 0, 0, "Record each sample's cgroup (perf report --sort cgroup)", 2 },
@@ -88,6 +90,13 @@ static const char record_doc[] =
 	"pointers, and a stack that is not complete ends in a frame that says why,\n"
 	"e.g. [no unwind table: libfoo.so, frame pointers from there].\n"
 	"\n"
+	"Why a thread waited: each sample keeps the state it waited in (S, D, and with\n"
+	"--state SDR: preempted, and runqueue, the wait for a CPU after its wakeup).\n"
+	"--wakers also notes, at each wakeup of a recorded block, who woke it: a\n"
+	"thread, with its stacks, or an interrupt ([timer], [irq], [softirq:NET_RX]);\n"
+	"and when that thread had itself just been woken, who woke it (a chain).\n"
+	"offcpu report --sort waker, --sort state and --wakers --folded show them.\n"
+	"\n"
 	"Examples:\n"
 	"  offcpu record -o app.data -- ./app --flag    record a command until it exits\n"
 	"  offcpu record -p 1234 -d 10                  attach to a process for 10 s\n"
@@ -95,6 +104,7 @@ static const char record_doc[] =
 	"  offcpu record -F 999 -- ./app                off-CPU and on-CPU in one file\n"
 	"  offcpu record -o - -- ./app | perf script -i -\n"
 	"  offcpu record --unwind=fp -- ./app           frame pointers only (cheaper)\n"
+	"  offcpu record --wakers --state SDR -- ./app  who woke each wait; preemption and run queue\n"
 	"  perf report -i app.data --stdio              read it with perf\n"
 	"\n"
 	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF: 5.15 or newer "
@@ -329,6 +339,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_VERIFY_STACKS:
 		o->verify_stacks = true;
+		break;
+	case OPT_WAKERS:
+		o->wakers = true;
 		break;
 	case 'v':
 		log_verbosity++;

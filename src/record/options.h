@@ -46,6 +46,7 @@ struct record_opts {
 	const char *btf_path;
 	bool force_raw_tp;
 	bool verify_stacks;
+	bool wakers; /* --wakers: who woke each block */
 	int unwind; /* UNWIND_TABLES or UNWIND_FP */
 	uint64_t unwind_mem; /* bytes for unwind table rows */
 	bool quiet;

@@ -64,6 +64,7 @@ static int setup_targets(struct record *r, struct collector_opts *co)
 	co->user_stacks = o->stacks & STACKS_USER;
 	co->kernel_stacks = o->stacks & STACKS_KERNEL;
 	co->verify_stacks = o->verify_stacks;
+	co->wakers = o->wakers;
 	co->record_cgroup = o->all_cgroups;
 	co->follow_forks = r->tg.follow && !o->system_wide;
 	co->tgids = o->pids;
@@ -366,7 +367,9 @@ int cmd_record(int argc, char **argv)
 	r.out.dir = r.o.threads != 0;
 	pthread_mutex_init(&r.lock, NULL);
 
-	r.ev.sample_type = OFFCPU_SAMPLE_TYPE | (r.o.all_cgroups ? PERF_SAMPLE_CGROUP : 0);
+	/* the state of each wait rides in the weight (perfdata/wakers.h) */
+	r.ev.sample_type = OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_WEIGHT |
+			   (r.o.all_cgroups ? PERF_SAMPLE_CGROUP : 0);
 	r.maps = maptab__new();
 	if (!r.maps) {
 		err = -ENOMEM;
@@ -388,6 +391,8 @@ int cmd_record(int argc, char **argv)
 		r.ev.sideband_id = ids[0];
 	}
 	err = sideband__private_id(&r.ev.offcpu_id);
+	if (!err && r.o.wakers)
+		err = sideband__private_id(&r.ev.waker_id);
 	if (err) {
 		pr_err("failed to open a BPF output event: %s", strerror(-err));
 		goto out;

@@ -29,13 +29,14 @@
 #define ONCPU_EVENT_NAME "cpu-clock"
 
 /* Where a batched record came from. */
-enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED };
+enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED, SRC_WAKER };
 
 
 /* The perf events a file declares, and how their records are encoded (events.c). */
 struct events {
 	uint64_t offcpu_id, sideband_id; /* the ids the offcpu-time and side-band records carry */
 	uint64_t sample_type; /* of offcpu-time */
+	uint64_t waker_id; /* --wakers: the id offcpu-waker samples carry */
 	struct perf_event_attr oncpu_attr; /* cpu-clock, with -F */
 	struct perf_event_attr bpf_out_attr; /* --overwrite: where BPF writes blocks */
 };
@@ -122,6 +123,15 @@ int declare_events(struct record *r);
 /* @unw: 1 + how the table walk of its user stack ended (enum offcpu_unw_end), 0: no walk */
 int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 			 uint64_t period, uint32_t cpu, char *buf, size_t cap, unsigned *unw);
+/*
+ * The offcpu-waker sample of a block with a waker (--wakers), to follow its
+ * offcpu-time sample: its size, 0 when the block has none, or -errno.
+ */
+int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, uint64_t period,
+		 uint32_t cpu, char *buf, size_t cap);
+/* Push a block's samples (offcpu-time, and offcpu-waker) into @q as @kind. */
+int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *k, uint64_t time,
+	       uint64_t period, uint32_t cpu, int kind, bool lock);
 int open_oncpu(struct record *r, int cgroup_fd);
 int synthesize(struct record *r);
 int write_lost_samples(struct record *r, uint64_t lost, uint64_t time);

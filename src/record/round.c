@@ -62,21 +62,9 @@ int push_oncpu(const struct perf_event_header *h, void *arg)
 int push_stream(const struct offcpu_event *e, void *arg)
 {
 	struct sink *k = arg;
-	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
-	unsigned unw;
-	int size;
 
-	if (k->shared)
-		pthread_mutex_lock(&k->r->lock);
-	size = encode_offcpu(k->r, &e->key, e->time, e->period, e->cpu, buf, sizeof(buf), &unw);
-	if (k->shared)
-		pthread_mutex_unlock(&k->r->lock);
-	if (size < 0)
-		return size;
-	size = perf_queue__push(k->batch, (const void *)buf, e->time, SRC_OFFCPU);
-	if (!size) /* what account() counts, known here */
-		perf_queue__set_aux(k->batch, e->period, e->key.pid | (uint64_t)unw << 32);
-	return size;
+	return push_block(k->r, k->batch, &e->key, e->time, e->period, e->cpu, SRC_OFFCPU,
+			  k->shared);
 }
 
 /*
@@ -161,7 +149,8 @@ int round__write(struct record *r, struct round *rd)
 		if (!err && t > rd->newest)
 			rd->newest = t;
 		/* a size limit holds within a round too: the rest goes to a new file */
-		if (!err && rd->split && i + 1 < rd->batch->nr) {
+		if (!err && rd->split && i + 1 < rd->batch->nr &&
+		    rd->batch->refs[i + 1].kind != SRC_WAKER) {
 			err = split_file(r);
 			rd->w = r->w;
 		}
@@ -183,17 +172,9 @@ struct summed_sink {
 static int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *arg)
 {
 	struct summed_sink *ss = arg;
-	char buf[(2 * OFFCPU_MAX_STACK_DEPTH + 16) * 8];
-	unsigned unw;
-	int size = encode_offcpu(ss->k->r, key, ss->time, v->total_ns, v->last_cpu, buf, sizeof(buf),
-				 &unw);
 
-	if (size < 0)
-		return size;
-	size = perf_queue__push(ss->k->batch, (const void *)buf, ss->time, SRC_SUMMED);
-	if (!size)
-		perf_queue__set_aux(ss->k->batch, v->total_ns, key->pid | (uint64_t)unw << 32);
-	return size;
+	return push_block(ss->k->r, ss->k->batch, key, ss->time, v->total_ns, v->last_cpu,
+			  SRC_SUMMED, false);
 }
 
 /*

@@ -23,6 +23,8 @@ const struct loss losses[] = {
 	  "blocks kept without a kernel stack (stack map full?)" },
 	{ OFFCPU_CNT_FILTER_FULL, LOSS_DEGRADED, false,
 	  "child processes not followed: the process filter was full" },
+	{ OFFCPU_CNT_CHAIN_FULL, LOSS_DEGRADED, false,
+	  "wakers not named: the chain map was full" },
 	{ CNT_SIDEBAND_LOST, LOSS_DEGRADED, false,
 	  "side-band records lost: buffers overran (raise -m)" },
 	{ CNT_ONCPU_LOST, LOSS_DEGRADED, false, "on-CPU samples lost: buffers overran (raise -m)" },
@@ -154,6 +156,12 @@ void summary__print(FILE *f, const struct summary *s)
 			(unsigned long long)cnt[OFFCPU_CNT_OPEN_START],
 			cnt[OFFCPU_CNT_OPEN_START_NS] / 1e9, (unsigned long long)cnt[OFFCPU_CNT_OPEN_END],
 			cnt[OFFCPU_CNT_OPEN_END_NS] / 1e9);
+	if (cnt[OFFCPU_CNT_WAKEUPS] || cnt[OFFCPU_CNT_RUNQ])
+		fprintf(f, "offcpu: wakeups of recorded blocks: %llu seen (%llu by an interrupt); "
+			"%llu blocks split at their wakeup, %.3f s waiting for a CPU after it\n",
+			(unsigned long long)cnt[OFFCPU_CNT_WAKEUPS],
+			(unsigned long long)cnt[OFFCPU_CNT_WAKER_IRQ],
+			(unsigned long long)cnt[OFFCPU_CNT_RUNQ], cnt[OFFCPU_CNT_RUNQ_NS] / 1e9);
 	fmt_size(s->map_bytes, size, sizeof(size));
 	fprintf(f, "offcpu: kernel maps: %u stacks and summed contexts between flushes (%s, "
 		"--max-stacks); summed blocks written ", s->max_stacks, size);
