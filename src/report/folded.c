@@ -71,10 +71,14 @@ int folded__write(const struct profile *p, int event, FILE *f)
 		uint64_t *v;
 		int created;
 
-		if (r->event != (uint32_t)event)
+		if (r->event != (uint32_t)event || (!r->period && !r->count))
 			continue;
 		fr = profile__stack_frames(p, r->stack, &nr);
 		len = 0;
+		if (p->show_states) {
+			put(&buf, &len, &bcap, profile__state_root(r->state), false);
+			put(&buf, &len, &bcap, ";", false);
+		}
 		put(&buf, &len, &bcap, strtab__get(&p->str, r->comm), true);
 		for (k = 0; k < nr; k++) {
 			put(&buf, &len, &bcap, ";", false);

@@ -46,6 +46,9 @@ int json__write(const struct profile *p, FILE *f)
 		const struct profile_row *r = &p->rows[i];
 		const uint32_t *fr = profile__stack_frames(p, r->stack, &nr);
 
+		if (!r->period && !r->count)
+			continue;
+
 		fprintf(f, "  {\"event\": ");
 		str(f, strtab__get(&p->str, p->events[r->event].name));
 		fprintf(f, ", \"comm\": ");

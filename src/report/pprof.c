@@ -196,7 +196,7 @@ int pprof__write(const struct profile *p, int event, int fd)
 		const struct profile_row *r = &p->rows[i];
 		const uint32_t *fr;
 
-		if (r->event != (uint32_t)event)
+		if (r->event != (uint32_t)event || (!r->period && !r->count))
 			continue;
 		fr = profile__stack_frames(p, r->stack, &nr);
 		for (k = nr; k-- > 0;) { /* leaf first */
@@ -222,6 +222,16 @@ int pprof__write(const struct profile *p, int event, int fd)
 		pb_uint(&sub2, 1, str_id(&s, "tid"));
 		pb_uint(&sub2, 3, r->tid);
 		pb_msg(&sub, 3, &sub2);
+		if (p->has_states && ev->offcpu) {
+			pb_uint(&sub2, 1, str_id(&s, "state"));
+			pb_uint(&sub2, 2, str_id(&s, profile__state_name(r->state)));
+			pb_msg(&sub, 3, &sub2);
+		}
+		if (r->waker) {
+			pb_uint(&sub2, 1, str_id(&s, "waker"));
+			pb_uint(&sub2, 2, str_id(&s, strtab__get(&p->str, r->waker)));
+			pb_msg(&sub, 3, &sub2);
+		}
 		pb_msg(&b, 2, &sub);
 	}
 	/* functions: one per (name, file) */

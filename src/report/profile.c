@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profile.h"
+#include "../perfdata/wakers.h"
 #include "../util/util.h"
 
 /* Grow @*arr (of @size-byte items) to hold at least @need items. */
@@ -169,9 +170,9 @@ uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t nr)
 }
 
 uint32_t profile__row(struct profile *p, uint32_t event, uint32_t pid, uint32_t tid,
-		      uint32_t comm, uint32_t stack)
+		      uint32_t comm, uint32_t stack, uint32_t state, uint32_t waker)
 {
-	uint32_t key[5] = { event, pid, tid, comm, stack };
+	uint32_t key[7] = { event, pid, tid, comm, stack, state, waker };
 	int created;
 	uint64_t *v = hashmap__upsert(&p->row_idx, key, sizeof(key), &created);
 
@@ -189,10 +190,25 @@ uint32_t profile__row(struct profile *p, uint32_t event, uint32_t pid, uint32_t 
 		r->tid = tid;
 		r->comm = comm;
 		r->stack = stack;
+		r->state = state;
+		r->waker = waker;
 		r->exe = UINT32_MAX;
 		*v = p->nr_rows++;
 	}
 	return (uint32_t)*v;
+}
+
+const char *profile__state_name(uint32_t state)
+{
+	return state ? offcpu_state__name(state - 1) : "?";
+}
+
+const char *profile__state_root(uint32_t state)
+{
+	static const char *const roots[OFFCPU_STATES_ALL] = { "[preempted]", "[S]", "[D]", "[T]",
+							       "[I]", "[runqueue]" };
+
+	return state && state <= OFFCPU_STATES_ALL ? roots[state - 1] : "[?]";
 }
 
 int profile__pick_event(const struct profile *p, const char *name)

@@ -53,6 +53,8 @@ struct profile_stack {
 struct profile_row {
 	uint32_t event, pid, tid, comm, stack;
 	uint32_t exe; /* dso of the process's executable (its first mapping since exec), or UINT32_MAX */
+	uint32_t state; /* off-CPU: the state waited in + 1 (enum offcpu_state, runqueue); 0 unknown */
+	uint32_t waker; /* who ended the wait, and its chain ("w <- its waker"); 0: none recorded */
 	uint64_t period, count;
 };
 
@@ -82,6 +84,10 @@ struct profile {
 	struct hashmap row_idx;
 	uint64_t lost_records, lost_samples;
 	uint64_t first_time, last_time;
+	bool has_states; /* off-CPU samples carry their state (offcpu 0.2+) */
+	bool has_wakers; /* the file has offcpu-waker samples (record --wakers) */
+	bool show_states; /* outputs root each stack with its state: [S];comm;... */
+	uint32_t state_roots[8]; /* with show_states: the strings of profile__state_root(0..6) */
 };
 
 int profile__init(struct profile *p, uint32_t nr_events);
@@ -96,7 +102,10 @@ uint32_t profile__frame(struct profile *p, const struct profile_frame *f);
 uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t nr);
 /* Find or add the row for this key; returns its index or UINT32_MAX. */
 uint32_t profile__row(struct profile *p, uint32_t event, uint32_t pid, uint32_t tid,
-		      uint32_t comm, uint32_t stack);
+		      uint32_t comm, uint32_t stack, uint32_t state, uint32_t waker);
+/* A row's state as a column ("S", "D", "preempted", "runqueue", "?") or a root ("[S]"). */
+const char *profile__state_name(uint32_t state);
+const char *profile__state_root(uint32_t state);
 
 static inline const uint32_t *profile__stack_frames(const struct profile *p, uint32_t stack,
 						    uint32_t *nr)
@@ -130,7 +139,7 @@ struct text_opts {
 	double min_percent;
 	int top; /* entries whose call paths are shown */
 };
-enum sort_key { SORT_COMM, SORT_PID, SORT_TID, SORT_DSO, SORT_SYM, SORT_STATE, SORT_NR };
+enum sort_key { SORT_COMM, SORT_PID, SORT_TID, SORT_DSO, SORT_SYM, SORT_STATE, SORT_WAKER, SORT_NR };
 
 int text__write(const struct profile *p, const struct text_opts *o, FILE *f);
 int folded__write(const struct profile *p, int event, FILE *f);

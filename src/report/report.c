@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "report.h"
+#include "../offcpu.h"
 #include "profile.h"
 #include "session.h"
 #include "../util/outfile.h"
@@ -30,12 +31,14 @@ enum {
 	OPT_KALLSYMS,
 	OPT_NO_DEMANGLE,
 	OPT_TOP,
+	OPT_WAKERS,
+	OPT_STATES,
 };
 
 struct report_opts {
 	struct session_opts s;
 	struct text_opts t;
-	bool folded, json;
+	bool folded, json, states;
 	const char *pprof, *svg;
 	char *comm_buf;
 };
@@ -45,8 +48,9 @@ static const struct argp_option report_options[] = {
 				   "written by perf record --threads)", 0 },
 	{ "force", 'f', 0, 0, "Read FILE even if another user (not root) owns it, or if a "
 			      "directory's data.N streams are missing or duplicated", 0 },
-	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid, dso, sym "
-				  "(default comm,dso,sym)", 0 },
+	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid, dso, sym, state (S, D, "
+				  "preempted, runqueue), waker (who ended the wait, with its chain: "
+				  "'writer <- [timer]'; needs record --wakers) (default comm,dso,sym)", 0 },
 	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
 	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 10)", 0 },
 	{ 0, 0, 0, 0, "Outputs (the text table when none is given):", 1 },
@@ -55,6 +59,11 @@ static const struct argp_option report_options[] = {
 	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile (go tool pprof, Pyroscope, Parca); - for stdout", 1 },
 	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph; - for stdout", 1 },
 	{ "json", OPT_JSON, 0, 0, "JSON on stdout, one row per line", 1 },
+	{ "wakers", OPT_WAKERS, 0, 0, "Folded, SVG and pprof stacks go on with who woke them, as BCC "
+				      "offwaketime lays them out: comm;wakee outer..inner;--;waker "
+				      "inner..outer;waker[;its waker...] (needs record --wakers)", 1 },
+	{ "states", OPT_STATES, 0, 0, "Root each folded and SVG stack with its state: [S], [D], "
+				      "[preempted], [runqueue] (pprof: a 'state' label)", 1 },
 	{ 0, 0, 0, 0, "Filters:", 2 },
 	{ "event", 'e', "NAME", 0, "Only this event (e.g. offcpu-time, cpu-clock); folded, pprof and "
 				   "svg show one event: this, else offcpu-time, else the first", 2 },
@@ -76,18 +85,29 @@ static const char report_doc[] =
 	"\n"
 	"Reads files written by offcpu record or perf record, without root. Off-CPU\n"
 	"events (offcpu-time) are shown as blocked time, sampling events as samples\n"
-	"and share. The sort key 'state' is not available: offcpu's files do not\n"
-	"record the task state of each sample yet.\n"
+	"and share.\n"
+	"\n"
+	"Why a thread waited: every off-CPU sample keeps the state it waited in (S, D;\n"
+	"preempted and runqueue, the wait for a CPU after a wakeup, with record\n"
+	"--state SDR), and with record --wakers, who woke it: a thread or an interrupt\n"
+	"([timer], [irq], [softirq:NET_RX]), with who had woken that thread just\n"
+	"before ('writer <- [softirq:BLOCK]'). --sort state and --sort waker group by\n"
+	"them; --wakers --folded gives, in microseconds:\n"
+	"  wakee;clone3;...;read;--;write;writer_loop;...;writer;[timer] 600412\n"
 	"\n"
 	"Examples:\n"
 	"  offcpu report -i app.data\n"
 	"  offcpu report -i app.data --sort comm,tid\n"
+	"  offcpu report -i app.data --sort comm,state\n"
+	"  offcpu report -i app.data --sort waker --comm app\n"
+	"  offcpu report -i app.data --wakers --folded | flamegraph.pl --countname=us > why.svg\n"
+	"  offcpu report -i app.data --states --folded\n"
 	"  offcpu report -i app.data --folded | flamegraph.pl --countname=us > app.svg\n"
 	"  offcpu report -i app.data --svg app.svg --pprof app.pb.gz";
 
 static int parse_sort(struct text_opts *o, const char *arg)
 {
-	static const char *names[] = { "comm", "pid", "tid", "dso", "sym", "state" };
+	static const char *names[] = { "comm", "pid", "tid", "dso", "sym", "state", "waker" };
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int err = 0;
 	size_t k;
@@ -102,10 +122,6 @@ static int parse_sort(struct text_opts *o, const char *arg)
 			k = SORT_SYM;
 		if (k == SORT_NR) {
 			err = -EINVAL;
-			break;
-		}
-		if (k == SORT_STATE) {
-			err = -ENOTSUP;
 			break;
 		}
 		if (o->nr_keys < ARRAY_SIZE(o->keys))
@@ -176,10 +192,15 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case 's':
 		err = parse_sort(&o->t, arg);
-		if (err == -ENOTSUP)
-			argp_error(st, "sort key 'state': offcpu's files do not record task states yet");
-		else if (err)
-			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym)", arg);
+		if (err)
+			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym, state, waker)",
+				   arg);
+		break;
+	case OPT_WAKERS:
+		o->s.wakers = true;
+		break;
+	case OPT_STATES:
+		o->states = true;
 		break;
 	case 'e':
 		o->s.event = arg;
@@ -298,6 +319,8 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { 0 };
 	struct profile p;
 	int ret, ev = -1;
+	bool sort_states = false, sort_wakers = false;
+	size_t i;
 
 	o.s.input = "offcpu.data";
 	o.s.sym.demangle = true;
@@ -313,6 +336,29 @@ int cmd_report(int argc, char **argv)
 	ret = session__load(&o.s, &p);
 	if (ret)
 		goto out;
+	for (i = 0; i < o.t.nr_keys; i++) {
+		sort_states |= o.t.keys[i] == SORT_STATE;
+		sort_wakers |= o.t.keys[i] == SORT_WAKER;
+	}
+	if ((o.s.wakers || sort_wakers) && !p.has_wakers) {
+		pr_err("%s has no wakers: record it with offcpu record --wakers", o.s.input);
+		ret = -ENOENT;
+		goto out;
+	}
+	if ((o.states || sort_states) && !p.has_states) {
+		pr_err("%s has no wait states (written by perf, or by offcpu before 0.2): "
+		       "record it again with offcpu record", o.s.input);
+		ret = -ENOENT;
+		goto out;
+	}
+	p.show_states = o.states;
+	for (i = 0; o.states && i <= OFFCPU_STATES_ALL; i++) {
+		p.state_roots[i] = strtab__add(&p.str, profile__state_root((uint32_t)i));
+		if (p.state_roots[i] == UINT32_MAX) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
 	if (o.folded || o.pprof || o.svg) {
 		ev = profile__pick_event(&p, o.s.event);
 		if (ev < 0) {

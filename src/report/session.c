@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "session.h"
+#include "../perfdata/wakers.h"
 #include "../offcpu.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/reader.h"
@@ -55,6 +56,12 @@ struct session {
 	struct hashmap oracle_gen; /* pid -> generation of the mappings the oracle has */
 	uint64_t *dwarf_ips; /* the sample's call chain, then its unwound user frames */
 	size_t dwarf_cap;
+	/* the offcpu-time sample just read, for the offcpu-waker sample that follows it */
+	bool last_ok;
+	uint32_t last_row; /* UINT32_MAX: filtered out */
+	uint32_t last_tid;
+	uint64_t last_time, last_period;
+	uint64_t orphan_wakers; /* waker samples without their wait */
 };
 
 static uint32_t comm_for(struct session *s, uint32_t pid, uint32_t tid)
@@ -548,6 +555,88 @@ static uint32_t make_stack(struct session *s, const struct perf_event_header *h,
 	return profile__stack(s->p, s->frames, (uint32_t)nr);
 }
 
+/* A frame that is only a name: "--", a waker's comm, [timer]. */
+static uint32_t name_frame(struct session *s, const char *name)
+{
+	struct profile_frame f = { .dso = UINT32_MAX };
+
+	f.sym = strtab__add(&s->p->str, name);
+	return f.sym == UINT32_MAX ? UINT32_MAX : profile__frame(s->p, &f);
+}
+
+/*
+ * An offcpu-waker sample: who ended the wait of the offcpu-time sample just
+ * read (same thread, time and period). Its time moves from that sample's row
+ * to a row with the waker; with --wakers the row's stack goes on past the
+ * wakee's innermost frame with "--", the waker's frames inner to outer and
+ * its name and chain (BCC offwaketime's layout).
+ */
+static int on_waker(struct session *s, const struct perf_event_header *h, struct perf_sample *smp)
+{
+	struct profile *p = s->p;
+	struct profile_row src;
+	struct offcpu_waker w;
+	char name[OFFCPU_CHAIN_MAX * (OFFCPU_COMM_LEN + 5)];
+	uint32_t waker, stack, row, nr, i, n = 0, frames[2 * MAX_FRAMES + OFFCPU_CHAIN_MAX + 1];
+	const uint32_t *fr;
+	size_t len = 0;
+	bool match = s->last_ok && smp->time == s->last_time && smp->period == s->last_period;
+
+	p->has_wakers = true;
+	s->last_ok = false;
+	if (!smp->raw || waker__parse(smp->raw, smp->raw_size, &w) || !match ||
+	    w.wakee_tid != s->last_tid) {
+		s->orphan_wakers++;
+		return 0;
+	}
+	if (s->last_row == UINT32_MAX)
+		return 0; /* its wait was filtered out */
+	src = p->rows[s->last_row];
+	for (i = 0; i < w.nr_chain; i++)
+		len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%s", i ? " <- " : "",
+					w.chain[i]);
+	waker = strtab__add(&p->str, name);
+	if (waker == UINT32_MAX)
+		return -ENOMEM;
+	stack = src.stack;
+	if (s->o->wakers) {
+		/* an interrupt without kernel stacks has no frames: its name alone */
+		uint32_t ws = smp->nr_ips ? make_stack(s, h, smp, procmaps__get(&s->maps, smp->pid),
+						       true) : UINT32_MAX - 1;
+
+		if (ws == UINT32_MAX)
+			return -ENOMEM;
+		fr = profile__stack_frames(p, src.stack, &nr);
+		for (i = 0; i < nr && n < MAX_FRAMES; i++)
+			frames[n++] = fr[i];
+		frames[n++] = name_frame(s, "--");
+		if (ws != UINT32_MAX - 1) {
+			fr = profile__stack_frames(p, ws, &nr);
+			for (i = nr; i-- > 0 && n < 2 * MAX_FRAMES;)
+				frames[n++] = fr[i];
+		}
+		for (i = 0; i < w.nr_chain; i++)
+			frames[n++] = name_frame(s, w.chain[i]);
+		for (i = 0; i < n; i++)
+			if (frames[i] == UINT32_MAX)
+				return -ENOMEM;
+		stack = profile__stack(p, frames, n);
+		if (stack == UINT32_MAX)
+			return -ENOMEM;
+	}
+	row = profile__row(p, src.event, src.pid, src.tid, src.comm, stack, src.state, waker);
+	if (row == UINT32_MAX)
+		return -ENOMEM;
+	if (p->rows[row].exe == UINT32_MAX)
+		p->rows[row].exe = src.exe;
+	/* the wait's time, now its waker's */
+	p->rows[s->last_row].period -= smp->period;
+	p->rows[s->last_row].count--;
+	p->rows[row].period += smp->period;
+	p->rows[row].count++;
+	return 0;
+}
+
 static int on_sample(struct session *s, const struct perf_event_header *h)
 {
 	const struct session_opts *o = s->o;
@@ -556,13 +645,27 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 	uint32_t comm, row;
 	const struct addrspace *as;
 	const struct perf_reader_event *e;
-	bool chain;
+	bool chain, offcpu;
+	uint32_t state = 0;
 	uint64_t *v;
 	int created, ret;
 
 	if (perf_reader__parse_sample(s->r, h, &smp, &ev))
 		return -EINVAL;
 	e = perf_reader__event(s->r, ev);
+	if (!strcmp(e->name, OFFCPU_WAKER_EVENT_NAME))
+		return on_waker(s, h, &smp);
+	offcpu = !strcmp(e->name, OFFCPU_EVENT_NAME);
+	/* its waker sample, if any, comes next: it finds this one filtered out by default */
+	s->last_ok = offcpu;
+	s->last_row = UINT32_MAX;
+	s->last_tid = smp.tid;
+	s->last_time = smp.time;
+	s->last_period = smp.period;
+	if (offcpu && (e->attr.sample_type & PERF_SAMPLE_WEIGHT)) {
+		s->p->has_states = true;
+		state = (uint32_t)smp.weight;
+	}
 	if (o->event && strcmp(e->name, o->event))
 		return 0;
 	if (o->nr_pids && !in_list(o->pids, o->nr_pids, smp.pid))
@@ -601,7 +704,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 	s->key[1] = ((uint64_t)smp.pid << 32) | smp.tid;
 	s->key[2] = comm;
 	s->key[3] = as ? as->gen : 0;
-	s->key[4] = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	s->key[4] = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) | (uint64_t)state << 16;
 	s->key[5] = chain;
 	s->key[6] = klen;
 	if (chain)
@@ -616,7 +719,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 
 		if (stack == UINT32_MAX)
 			return -ENOMEM;
-		row = profile__row(s->p, (uint32_t)ev, smp.pid, smp.tid, comm, stack);
+		row = profile__row(s->p, (uint32_t)ev, smp.pid, smp.tid, comm, stack, state, 0);
 		if (row == UINT32_MAX)
 			return -ENOMEM;
 		if (s->p->rows[row].exe == UINT32_MAX)
@@ -626,6 +729,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 	row = (uint32_t)*v;
 	s->p->rows[row].period += smp.period;
 	s->p->rows[row].count++;
+	s->last_row = row;
 	if (e->attr.sample_type & PERF_SAMPLE_TIME) {
 		if (!s->p->first_time || smp.time < s->p->first_time)
 			s->p->first_time = smp.time;
@@ -832,6 +936,9 @@ int session__load(const struct session_opts *o, struct profile *p)
 		p->events[i].name = strtab__add(&p->str, e->name);
 		p->events[i].offcpu = !strcmp(e->name, OFFCPU_EVENT_NAME);
 	}
+	if (s.orphan_wakers)
+		pr_warn("%s: %llu waker samples without their wait (a damaged or reordered file), "
+			"ignored", o->input, (unsigned long long)s.orphan_wakers);
 	for (i = 0; i < p->nr_rows; i++) {
 		p->events[p->rows[i].event].period += p->rows[i].period;
 		p->events[p->rows[i].event].count += p->rows[i].count;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profile.h"
+#include "../offcpu.h"
 #include "../util/util.h"
 
 #define WIDTH 1200
@@ -279,7 +280,13 @@ int svg__write(const struct profile *p, int event, const char *title, FILE *f)
 		if (r->event != (uint32_t)event || !v)
 			continue;
 		fr = profile__stack_frames(p, r->stack, &nr);
-		cur = child(&t, root, r->comm, K_COMM);
+		cur = root;
+		if (p->show_states) {
+			uint32_t st = p->state_roots[r->state <= OFFCPU_STATES_ALL ? r->state : 0];
+
+			cur = child(&t, cur, st, K_COMM);
+		}
+		cur = cur == UINT32_MAX ? UINT32_MAX : child(&t, cur, r->comm, K_COMM);
 		for (k = 0; k < nr && cur != UINT32_MAX && k < MAX_DEPTH; k++) {
 			const struct profile_frame *fm = &p->frames[fr[k]];
 			uint8_t kind = fm->kernel ? K_KERNEL : fm->inlined ? K_INLINE :

@@ -14,7 +14,7 @@
 #define MAX_PATHS 3
 
 struct entry {
-	uint32_t event, comm, pid, tid, dso, sym;
+	uint32_t event, comm, pid, tid, dso, sym, state, waker;
 	uint64_t value;
 	uint32_t first_row; /* rows of one entry are chained through next[] */
 };
@@ -135,6 +135,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		uint64_t *v;
 		int created;
 
+		if (!r->period && !r->count)
+			continue; /* all of its time went to its waker's row */
 		for (k = 0; k < o->nr_keys; k++) {
 			switch (o->keys[k]) {
 			case SORT_COMM: key.comm = r->comm; break;
@@ -142,6 +144,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 			case SORT_TID: key.tid = r->tid; break;
 			case SORT_DSO: key.dso = lf == UINT32_MAX ? UINT32_MAX : p->frames[lf].dso; break;
 			case SORT_SYM: key.sym = lf == UINT32_MAX ? UINT32_MAX : p->frames[lf].sym; break;
+			case SORT_STATE: key.state = r->state; break;
+			case SORT_WAKER: key.waker = r->waker; break;
 			}
 		}
 		v = hashmap__upsert(&idx, &key, sizeof(key), &created);
@@ -183,7 +187,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 			       (unsigned long long)e->count);
 		fprintf(f, "# %12s %8s", e->offcpu ? "ms" : "samples", "%");
 		for (k = 0; k < o->nr_keys; k++) {
-			static const char *names[] = { "comm", "pid", "tid", "dso", "symbol", "state" };
+			static const char *names[] = { "comm", "pid", "tid", "dso", "symbol", "state",
+						       "waker" };
 
 			fprintf(f, o->keys[k] == SORT_PID || o->keys[k] == SORT_TID ? " %8s" : "  %-16s",
 			       names[o->keys[k]]);
@@ -215,6 +220,13 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 				case SORT_SYM:
 					fprintf(f, "  %s", en->sym == UINT32_MAX ? "[no frames]" :
 						strtab__get(&p->str, en->sym));
+					break;
+				case SORT_STATE:
+					fprintf(f, "  %-10s", profile__state_name(en->state));
+					break;
+				case SORT_WAKER:
+					fprintf(f, "  %s", en->waker ? strtab__get(&p->str, en->waker) :
+						"[none]");
 					break;
 				}
 			}
