@@ -52,6 +52,7 @@ struct offcpu_key {
 struct offcpu_event {
 	__u64 time; /* switch-in: the moment the thread ran again */
 	__u64 period; /* blocked ns */
+	__u64 runq_ns; /* then, after its wakeup, waiting for a CPU (R recorded) */
 	struct offcpu_key key;
 	__u32 cpu;
 	__u32 pad;
@@ -59,6 +60,7 @@ struct offcpu_event {
 
 struct offcpu_val {
 	__u64 total_ns; /* blocked time summed */
+	__u64 runq_ns; /* their run queue waits after the wakeup, summed (R recorded) */
 	__u64 count; /* number of blocks */
 	__u32 last_cpu; /* cpu of the latest switch-in */
 	__u32 pad;

@@ -41,6 +41,7 @@ static __always_inline long korc_task_stack(struct task_struct *t, __u64 *ips)
 #endif
 
 #define PF_KTHREAD 0x00200000
+#define PF_EXITING 0x00000004
 #define PF_IO_WORKER 0x00000010
 #define PF_USER_WORKER 0x00004000
 #define USER64_CS 0x33 /* __USER_CS: a 64-bit task's user code segment */
@@ -1119,7 +1120,7 @@ static __always_inline __u64 kernel_stack(struct task_struct *next)
 	return key;
 }
 
-static __always_inline void add_summed(struct offcpu_key *key, __u64 delta)
+static __always_inline void add_summed(struct offcpu_key *key, __u64 delta, __u64 runq)
 {
 	struct offcpu_val *val, init = {};
 	__u32 zero = 0;
@@ -1141,18 +1142,21 @@ static __always_inline void add_summed(struct offcpu_key *key, __u64 delta)
 	}
 	/* A key's blocks come from one thread, one after another: no atomics. */
 	val->total_ns += delta;
+	val->runq_ns += runq;
 	val->count++;
 	val->last_cpu = bpf_get_smp_processor_id();
 }
 
 /* Send one long block to user space; false when the buffer is full. */
-static __always_inline bool stream(void *ctx, struct offcpu_key *key, __u64 delta, __u64 now)
+static __always_inline bool stream(void *ctx, struct offcpu_key *key, __u64 delta, __u64 runq,
+				   __u64 now)
 {
 	struct offcpu_event *e, ev;
 
 	if (transport == OFFCPU_TRANSPORT_PERFBUF) {
 		ev.time = now;
 		ev.period = delta;
+		ev.runq_ns = runq;
 		ev.key = *key;
 		ev.cpu = bpf_get_smp_processor_id();
 		ev.pad = 0;
@@ -1164,6 +1168,7 @@ static __always_inline bool stream(void *ctx, struct offcpu_key *key, __u64 delt
 		return false;
 	e->time = now;
 	e->period = delta;
+	e->runq_ns = runq;
 	e->key = *key;
 	e->cpu = bpf_get_smp_processor_id();
 	e->pad = 0;
@@ -1173,18 +1178,23 @@ static __always_inline bool stream(void *ctx, struct offcpu_key *key, __u64 delt
 	return true;
 }
 
-/* Account one block: streamed at once when long enough, else summed. */
-static __always_inline void account(void *ctx, struct offcpu_key *key, __u64 delta, __u64 time)
+/*
+ * Account one block: streamed at once when long enough, else summed. @runq
+ * is its wait for a CPU after the wakeup, split off (user space writes it as
+ * a sample of its own, OFFCPU_STATE_RUNQ): one map update for both parts.
+ */
+static __always_inline void account(void *ctx, struct offcpu_key *key, __u64 delta, __u64 runq,
+				    __u64 time)
 {
 	count(OFFCPU_CNT_BLOCKS);
-	if (delta >= thresh_ns) {
-		if (stream(ctx, key, delta, time)) {
+	if (delta + runq >= thresh_ns) {
+		if (stream(ctx, key, delta, runq, time)) {
 			count(OFFCPU_CNT_STREAMED);
 			return;
 		}
 		count(OFFCPU_CNT_OUTPUT_FULL);
 	}
-	add_summed(key, delta);
+	add_summed(key, delta, runq);
 }
 
 /* The key of @task's open block, as its switch-out left it in @t. */
@@ -1224,17 +1234,6 @@ static __always_inline __u64 runq_part(const struct offcpu_task *t, __u32 state,
 	return runq;
 }
 
-/* The run queue part's key: the block's, in its own state, with no waker. */
-static __always_inline void runq_key(struct offcpu_key *key)
-{
-	key->state = OFFCPU_STATE_RUNQ;
-	key->waker_kind = 0;
-	key->waker_pid = 0;
-	key->waker_tgid = 0;
-	key->waker_ustack = 0;
-	key->waker_kstack = 0;
-	key->waker_chain = 0;
-}
 
 static __always_inline void switch_in(void *ctx, struct task_struct *next, struct offcpu_task *t,
 				      __u64 now, bool btf)
@@ -1259,11 +1258,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 		t->chain = key.waker_chain;
 		t->chain_ts = now;
 	}
-	account(ctx, &key, delta, now);
-	if (runq) {
-		runq_key(&key);
-		account(ctx, &key, runq, now);
-	}
+	account(ctx, &key, delta, runq, now);
 }
 
 /*
@@ -1293,7 +1288,7 @@ static __always_inline void recover(void *ctx, struct task_struct *prev, struct 
 	/* written at the time it was recovered, not at its switch-in (now -
 	 * ran): after a long run that would be older than rounds already
 	 * written, out of order for perf */
-	account(ctx, &key, gone - ran, now);
+	account(ctx, &key, gone - ran, 0, now);
 }
 
 /*
@@ -1529,7 +1524,9 @@ static __always_inline void note_waker(void *ctx, struct offcpu_task *t, __u64 n
 		t->waker_pid = cur->pid;
 		t->waker_tgid = cur->tgid;
 		bpf_get_current_comm(ch.names[0], sizeof(ch.names[0]));
-		if (cur->flags & PF_KTHREAD) {
+		/* a kernel thread, or a task exiting (it wakes its parent after
+		 * its memory is gone), has no user stack to walk */
+		if ((cur->flags & (PF_KTHREAD | PF_EXITING)) || !cur->mm) {
 			w = cur->bpf_storage ? bpf_task_storage_get(&task_store, cur, 0, 0) : NULL;
 		} else {
 			w = bpf_task_storage_get(&task_store, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -1815,11 +1812,7 @@ static __always_inline void open_block(struct task_struct *task, bool btf)
 	}
 	delta = open_now - t->ts;
 	runq = runq_part(t, key.state, open_now, &delta);
-	add_summed(&key, delta);
-	if (runq) {
-		runq_key(&key);
-		add_summed(&key, runq);
-	}
+	add_summed(&key, delta, runq);
 	t->ts = 0;
 	t->flags = 0;
 }

@@ -156,8 +156,9 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 	return size;
 }
 
-int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *k, uint64_t time,
-	       uint64_t period, uint32_t cpu, int kind, bool lock)
+/* One offcpu-time sample (and its offcpu-waker sample) into @q. */
+static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_key *k,
+		    uint64_t time, uint64_t period, uint32_t cpu, int kind, bool lock)
 {
 	/* writer threads encode too (under the lock), each in its own buffer */
 	static __thread char b[(4 * OFFCPU_MAX_STACK_DEPTH + 64) * 8 + 256];
@@ -185,6 +186,25 @@ int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *
 		return size;
 	/* right after its block: equal times keep their order */
 	return perf_queue__push(q, (const void *)b, time, SRC_WAKER);
+}
+
+int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *k, uint64_t time,
+	       uint64_t period, uint64_t runq, uint32_t cpu, int kind, bool lock)
+{
+	struct offcpu_key rk;
+	int err = 0;
+
+	if (period || !runq)
+		err = push_one(r, q, k, time, period, cpu, kind, lock);
+	if (err || !runq)
+		return err;
+	/* the wait for a CPU after the wakeup: its own state, no waker */
+	rk = *k;
+	rk.state = OFFCPU_STATE_RUNQ;
+	rk.waker_kind = 0;
+	rk.waker_pid = rk.waker_tgid = 0;
+	rk.waker_ustack = rk.waker_kstack = rk.waker_chain = 0;
+	return push_one(r, q, &rk, time, runq, cpu, kind, lock);
 }
 
 static int emit_synth(const struct perf_event_header *h, void *arg)

@@ -129,9 +129,13 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
  */
 int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, uint64_t period,
 		 uint32_t cpu, char *buf, size_t cap);
-/* Push a block's samples (offcpu-time, and offcpu-waker) into @q as @kind. */
+/*
+ * Push a block's samples into @q as @kind: offcpu-time (and offcpu-waker)
+ * for @period, and for @runq, its wait for a CPU after the wakeup, an
+ * offcpu-time sample of state OFFCPU_STATE_RUNQ.
+ */
 int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *k, uint64_t time,
-	       uint64_t period, uint32_t cpu, int kind, bool lock);
+	       uint64_t period, uint64_t runq, uint32_t cpu, int kind, bool lock);
 int open_oncpu(struct record *r, int cgroup_fd);
 int synthesize(struct record *r);
 int write_lost_samples(struct record *r, uint64_t lost, uint64_t time);

@@ -63,7 +63,7 @@ int push_stream(const struct offcpu_event *e, void *arg)
 {
 	struct sink *k = arg;
 
-	return push_block(k->r, k->batch, &e->key, e->time, e->period, e->cpu, SRC_OFFCPU,
+	return push_block(k->r, k->batch, &e->key, e->time, e->period, e->runq_ns, e->cpu, SRC_OFFCPU,
 			  k->shared);
 }
 
@@ -173,7 +173,7 @@ static int push_summed(const struct offcpu_key *key, const struct offcpu_val *v,
 {
 	struct summed_sink *ss = arg;
 
-	return push_block(ss->k->r, ss->k->batch, key, ss->time, v->total_ns, v->last_cpu,
+	return push_block(ss->k->r, ss->k->batch, key, ss->time, v->total_ns, v->runq_ns, v->last_cpu,
 			  SRC_SUMMED, false);
 }
 
