@@ -96,3 +96,43 @@ record_truth() {
 	done
 	fail "three recordings in a row reported losses"
 }
+
+# why_check TRUTH WAKERS STATES: the wakers workload (tests/workloads/wakers.c)
+# against its own clocks, through offcpu report: WAKERS is --wakers --folded
+# (µs, waker last), STATES is --folded --states (µs, state first). Sets
+# why_figures to what it measured.
+why_check() {
+	local truth=$1 wk=$2 st=$3 label fn got want pct line
+	[ -s "$truth" ] || fail "no ground truth in $truth"
+	why_figures=
+	# time under each waker function, in the wakee's waits (µs -> ns)
+	for line in "by_alpha waker_alpha_write" "by_bravo waker_bravo_write" "by_charlie waker_charlie_signal"; do
+		set -- $line
+		label=$1 fn=$2
+		want=$(awk -v l="$label" '$1 == l { print $3 }' "$truth")
+		got=$(awk -v f="$fn" '/^wakee;/ && index($0, ";--;") && index(substr($0, index($0, ";--;")), f) { s += $NF } END { printf "%.0f", s * 1000 }' "$wk")
+		within 5 "$got" "$want" || fail "$label: woken by $fn for $((got / 1000000)) ms, the workload measured $((want / 1000000)) ms"
+		why_figures="$why_figures $fn $((got / 1000000))/$((want / 1000000)) ms,"
+	done
+	# the timer's sleep: woken by no task
+	want=$(awk '$1 == "timer_sleep" { print $3 }' "$truth")
+	got=$(awk '/^wakee;/ && /wakee_sleep/ && /;--;(.*;)?\[timer\] [0-9]+$/ { s += $NF } END { printf "%.0f", s * 1000 }' "$wk")
+	within 5 "$got" "$want" || { grep wakee_sleep "$wk"; fail "the sleep: woken by [timer] for $((got / 1000000)) ms, slept $((want / 1000000)) ms"; }
+	! grep '^wakee;.*wakee_sleep.*;--;' "$wk" | grep -v '[;-]\[timer\] [0-9]*$' || fail "the sleep was attributed to something else than [timer]"
+	why_figures="$why_figures [timer] $((got / 1000000))/$((want / 1000000)) ms,"
+	# the vfork: uninterruptible
+	want=$(awk '$1 == "vfork_d" { print $3 }' "$truth")
+	# (glibc's vfork has no unwind rule where it waits: its caller is not always seen)
+	got=$(awk '/^\[D\];wakee;/ { s += $NF } END { printf "%.0f", s * 1000 }' "$st")
+	within 5 "$got" "$want" || fail "the vfork: $((got / 1000000)) ms in D, the workload measured $((want / 1000000)) ms"
+	why_figures="$why_figures D $((got / 1000000))/$((want / 1000000)) ms,"
+	# the spinners: preempted about half of the time each
+	for label in spin_a spin_b; do
+		want=$(awk -v l="$label" '$1 == l { print $3 }' "$truth")
+		got=$(awk -v l="[preempted];$label;" 'index($0, l) == 1 { s += $NF } END { printf "%.0f", s * 1000 }' "$st")
+		within 10 "$got" "$want" || fail "$label: preempted $((got / 1000000)) ms, the workload measured $((want / 1000000)) ms"
+		why_figures="$why_figures $label preempted $((got / 1000000))/$((want / 1000000)) ms,"
+	done
+	grep -q '^\[runqueue\];' "$st" || fail "no run queue wait recorded"
+	why_figures=${why_figures%,}
+}

@@ -81,7 +81,13 @@ vm_check() {
 		echo "$rec:"
 		check_threads $rec.truth $rec.tot 5
 	done
-	note "kernel $kernel: ground truth within 5%, $n stacks verified, no fallback"
+	# who woke each wait, and the run queue split: loads and attributes here too
+	[ "$(cat why.rc)" = 0 ] || { cat why.err; fail "record --wakers --state SDR failed on $kernel"; }
+	! grep FALLBACK why.err || fail "a fallback was taken with --wakers on $kernel"
+	grep "wakeups of recorded blocks" why.err || fail "no wakeup seen on $kernel"
+	cat why.folded why.state
+	why_check why.truth why.folded why.state
+	note "kernel $kernel: ground truth within 5%, $n stacks verified, no fallback; wakers: $why_figures"
 }
 
 test_kernel_6_1() {

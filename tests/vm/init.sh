@@ -82,5 +82,12 @@ wait $rec
 say all.rc $?
 emit all.err
 
+# 4. why: who woke each wait, states and the run queue, on the wakers workload
+timeout 120 offcpu record --wakers --state SDR --stacks both -o why.data -- /vm/wakers -r why.truth 2>why.err
+say why.rc $?
+offcpu report -i why.data --wakers --folded >why.folded 2>&1
+offcpu report -i why.data --folded --states >why.state 2>&1
+emit why.err why.truth why.folded why.state
+
 say done ok
 poweroff -f || reboot -f
