@@ -240,7 +240,8 @@ test_report_pipe_and_filters() {
 		fail "--time window around the samples lost some"
 	"$OFFCPU" report -i gt.data --event nosuch >/dev/null 2>err.txt && fail "unknown event accepted"
 	grep -q "nosuch" err.txt || fail "unknown event not named"
-	"$OFFCPU" report -i gt.data --sort state >/dev/null 2>err.txt; [ $? = 2 ] || fail "--sort state should be a usage error"
+	"$OFFCPU" report -i gt.data --sort bogus >/dev/null 2>err.txt; [ $? = 2 ] || fail "--sort bogus should be a usage error"
+	"$OFFCPU" report -i gt.data --sort state | grep -qE ' S *$' || fail "--sort state shows no S row"
 	"$OFFCPU" report -i gt.data --sort tid,comm -m 15 >sorted.txt || fail "--sort tid,comm failed"
 	rows=$(grep -vc '^#\|^$' sorted.txt)
 	[ "$rows" -ge 1 ] && [ "$rows" -le 6 ] || { cat sorted.txt; fail "--min-percent 15 kept $rows rows"; }
