@@ -155,13 +155,13 @@ static void make_profile(struct profile *p)
 	fr[2] = profile__frame(p, &f);
 	st = profile__stack(p, fr, 3);
 	CHECK(profile__stack(p, fr, 3) == st);
-	r = profile__row(p, 0, 10, 11, strtab__add(&p->str, "app"), st);
+	r = profile__row(p, 0, 10, 11, strtab__add(&p->str, "app"), st, 0, 0);
 	p->rows[r].period = 1500000; /* 1.5 ms */
 	p->rows[r].count = 2;
-	r = profile__row(p, 0, 10, 12, strtab__add(&p->str, "app"), st);
+	r = profile__row(p, 0, 10, 12, strtab__add(&p->str, "app"), st, 0, 0);
 	p->rows[r].period = 499;
 	p->rows[r].count = 1;
-	r = profile__row(p, 1, 10, 12, strtab__add(&p->str, "app"), profile__stack(p, fr, 2));
+	r = profile__row(p, 1, 10, 12, strtab__add(&p->str, "app"), profile__stack(p, fr, 2), 0, 0);
 	p->rows[r].period = 7000;
 	p->rows[r].count = 7;
 	p->events[0].period = 1500499;
@@ -205,7 +205,7 @@ static void test_empty_stack(void)
 	FILE *f;
 
 	make_profile(&p);
-	r = profile__row(&p, 0, 10, 13, strtab__add(&p.str, "lonely"), profile__stack(&p, none, 0));
+	r = profile__row(&p, 0, 10, 13, strtab__add(&p.str, "lonely"), profile__stack(&p, none, 0), 0, 0);
 	p.rows[r].period = 2000000000;
 	p.rows[r].count = 1;
 	p.events[0].period += 2000000000;
