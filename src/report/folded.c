@@ -4,6 +4,10 @@
  * VALUE in microseconds for off-CPU events (what flamegraph.pl
  * --countname=us and BCC's offcputime -f use) and in samples otherwise.
  * Kernel frames carry flamegraph.pl's "_[k]" suffix, inlined ones "_[i]".
+ * With --states each line starts with its wait's state ("[S];comm;..."); with
+ * --wakers a wait woken by a recorded wakeup goes on with "--", the waker's
+ * frames innermost first, its name and chain (BCC offwaketime's layout):
+ * profile__row_frames.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -60,29 +64,32 @@ int folded__write(const struct profile *p, int event, FILE *f)
 	struct hashmap idx = { 0 };
 	struct line *lines = NULL;
 	size_t n = 0, cap = 0, i, len, bcap = 0;
+	uint32_t *frames = NULL, fcap = 0;
 	char *buf = NULL;
 	bool off = p->events[event].offcpu;
 	int err = 0;
 
 	for (i = 0; i < p->nr_rows; i++) {
 		const struct profile_row *r = &p->rows[i];
-		uint32_t nr, k;
-		const uint32_t *fr;
+		uint32_t k, comm_at;
 		uint64_t *v;
-		int created;
+		int created, nr;
 
-		if (r->event != (uint32_t)event || (!r->period && !r->count))
+		if (r->event != (uint32_t)event || profile__row_empty(r))
 			continue;
-		fr = profile__stack_frames(p, r->stack, &nr);
-		len = 0;
-		if (p->show_states) {
-			put(&buf, &len, &bcap, profile__state_root(r->state), false);
-			put(&buf, &len, &bcap, ";", false);
+		nr = profile__row_frames(p, r, &frames, &fcap, &comm_at);
+		if (nr < 0) {
+			err = nr;
+			goto out;
 		}
-		put(&buf, &len, &bcap, strtab__get(&p->str, r->comm), true);
-		for (k = 0; k < nr; k++) {
-			put(&buf, &len, &bcap, ";", false);
-			frame_text(p, fr[k], &buf, &len, &bcap);
+		len = 0;
+		for (k = 0; k <= (uint32_t)nr; k++) {
+			if (k)
+				put(&buf, &len, &bcap, ";", false);
+			if (k == comm_at)
+				put(&buf, &len, &bcap, strtab__get(&p->str, r->comm), true);
+			else
+				frame_text(p, frames[k < comm_at ? k : k - 1], &buf, &len, &bcap);
 		}
 		if (!buf) {
 			err = -ENOMEM;
@@ -120,6 +127,7 @@ out:
 	for (i = 0; i < n; i++)
 		free(lines[i].text);
 	free(lines);
+	free(frames);
 	free(buf);
 	hashmap__free(&idx);
 	return err;

@@ -3,15 +3,21 @@
  * JSON for scripts: {"events": [...], "rows": [...]}, one event or row per
  * line so line tools work too. A row is one (event, process, thread,
  * command, stack) with its value (ns off-CPU, else samples), its period sum
- * and sample count, and its stack root first.
+ * and sample count, and its stack root first; off-CPU rows also say why they
+ * waited when the file has it: "state", and "waker" (null: none recorded),
+ * "chain" and "waker_stack".
  */
 #include <errno.h>
+#include <string.h>
 #include "profile.h"
 
-static void str(FILE *f, const char *s)
+/* The first @len bytes of @s as a JSON string. */
+static void strn(FILE *f, const char *s, size_t len)
 {
+	const char *end = s + len;
+
 	fputc('"', f);
-	for (; *s; s++) {
+	for (; s < end; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\')
@@ -24,9 +30,76 @@ static void str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static void str(FILE *f, const char *s)
+{
+	strn(f, s, strlen(s));
+}
+
+/* A stack as frames root first: [{"sym": ..., "dso": ...}, ...] */
+static void stack(FILE *f, const struct profile *p, uint32_t st)
+{
+	uint32_t k, nr;
+	const uint32_t *fr = profile__stack_frames(p, st, &nr);
+
+	fputc('[', f);
+	for (k = 0; k < nr; k++) {
+		const struct profile_frame *fm = &p->frames[fr[k]];
+
+		fprintf(f, "%s{\"sym\": ", k ? ", " : "");
+		str(f, profile__frame_name(p, fr[k]));
+		fprintf(f, ", \"dso\": ");
+		str(f, profile__frame_dso(p, fr[k]));
+		if (fm->file) {
+			fprintf(f, ", \"file\": ");
+			str(f, strtab__get(&p->str, fm->file));
+			fprintf(f, ", \"line\": %u", fm->line);
+		}
+		if (fm->kernel)
+			fprintf(f, ", \"kernel\": true");
+		if (fm->inlined)
+			fprintf(f, ", \"inlined\": true");
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+/* Why an off-CPU row waited, when the file says: its state, and its waker, chain and stack. */
+static void why(FILE *f, const struct profile *p, const struct profile_row *r)
+{
+	const char *c, *end;
+
+	if (!p->events[r->event].offcpu)
+		return;
+	if (p->has_states) {
+		fprintf(f, ", \"state\": ");
+		str(f, profile__state_name(r->state));
+	}
+	if (!p->has_wakers)
+		return;
+	fprintf(f, ", \"waker\": ");
+	if (!r->waker) {
+		fprintf(f, "null");
+		return;
+	}
+	str(f, strtab__get(&p->str, r->waker));
+	fprintf(f, ", \"chain\": [");
+	for (c = strtab__get(&p->str, r->chain); *c; c = *end ? end + 1 : end) {
+		end = strchrnul(c, ';');
+		if (c != strtab__get(&p->str, r->chain))
+			fprintf(f, ", ");
+		strn(f, c, (size_t)(end - c));
+	}
+	fprintf(f, "], \"waker_stack\": ");
+	if (r->waker_stack == UINT32_MAX)
+		fprintf(f, "[]");
+	else
+		stack(f, p, r->waker_stack);
+}
+
 int json__write(const struct profile *p, FILE *f)
 {
-	uint32_t i, k, nr;
+	uint32_t i;
+	bool first = true;
 
 	fprintf(f, "{\"events\": [\n");
 	for (i = 0; i < p->nr_events; i++) {
@@ -40,43 +113,26 @@ int json__write(const struct profile *p, FILE *f)
 			(unsigned long long)e->period, (unsigned long long)e->count,
 			i + 1 < p->nr_events ? "," : "");
 	}
-	fprintf(f, "],\n\"lost_records\": %llu, \"lost_samples\": %llu,\n\"rows\": [\n",
+	fprintf(f, "],\n\"lost_records\": %llu, \"lost_samples\": %llu,\n\"rows\": [",
 		(unsigned long long)p->lost_records, (unsigned long long)p->lost_samples);
 	for (i = 0; i < p->nr_rows; i++) {
 		const struct profile_row *r = &p->rows[i];
-		const uint32_t *fr = profile__stack_frames(p, r->stack, &nr);
 
-		if (!r->period && !r->count)
+		if (profile__row_empty(r))
 			continue;
-
-		fprintf(f, "  {\"event\": ");
+		fprintf(f, "%s\n  {\"event\": ", first ? "" : ",");
+		first = false;
 		str(f, strtab__get(&p->str, p->events[r->event].name));
 		fprintf(f, ", \"comm\": ");
 		str(f, strtab__get(&p->str, r->comm));
 		fprintf(f, ", \"pid\": %u, \"tid\": %u, \"value\": %llu, \"period\": %llu, "
-			"\"samples\": %llu, \"stack\": [", r->pid, r->tid,
+			"\"samples\": %llu, \"stack\": ", r->pid, r->tid,
 			(unsigned long long)profile__value(p, r->event, r->period, r->count),
 			(unsigned long long)r->period, (unsigned long long)r->count);
-		for (k = 0; k < nr; k++) {
-			const struct profile_frame *fm = &p->frames[fr[k]];
-
-			fprintf(f, "%s{\"sym\": ", k ? ", " : "");
-			str(f, profile__frame_name(p, fr[k]));
-			fprintf(f, ", \"dso\": ");
-			str(f, profile__frame_dso(p, fr[k]));
-			if (fm->file) {
-				fprintf(f, ", \"file\": ");
-				str(f, strtab__get(&p->str, fm->file));
-				fprintf(f, ", \"line\": %u", fm->line);
-			}
-			if (fm->kernel)
-				fprintf(f, ", \"kernel\": true");
-			if (fm->inlined)
-				fprintf(f, ", \"inlined\": true");
-			fputc('}', f);
-		}
-		fprintf(f, "]}%s\n", i + 1 < p->nr_rows ? "," : "");
+		stack(f, p, r->stack);
+		why(f, p, r);
+		fputc('}', f);
 	}
-	fprintf(f, "]}\n");
+	fprintf(f, "\n]}\n");
 	return ferror(f) ? -EIO : 0;
 }

@@ -5,7 +5,10 @@
  * types, off-CPU nanoseconds and block count; sampling events carry samples
  * and their period. Each binary becomes a mapping (with its build id), each
  * distinct function a Function, each frame a Location; samples are labelled
- * with thread name, pid and tid.
+ * with thread name, pid and tid, and off-CPU ones with their state and waker
+ * when the file has them. --states and --wakers give the stacks folded has
+ * (profile__row_frames): their labels ([S], "--", a waker's name) are
+ * Locations without a mapping.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -169,7 +172,7 @@ int pprof__write(const struct profile *p, int event, int fd)
 	uint64_t *dso_max = NULL, *fn_of = NULL;
 	struct hashmap fn_idx = { 0 };
 	uint64_t nr_fns = 0;
-	uint32_t i, k, nr, main;
+	uint32_t i, k, main, *frames = NULL, fcap = 0;
 	const char *ename = strtab__get(&p->str, ev->name);
 	int err;
 
@@ -194,14 +197,20 @@ int pprof__write(const struct profile *p, int event, int fd)
 	/* samples, marking the frames they use */
 	for (i = 0; i < p->nr_rows; i++) {
 		const struct profile_row *r = &p->rows[i];
-		const uint32_t *fr;
+		uint32_t comm_at;
+		int n;
 
-		if (r->event != (uint32_t)event || (!r->period && !r->count))
+		if (r->event != (uint32_t)event || profile__row_empty(r))
 			continue;
-		fr = profile__stack_frames(p, r->stack, &nr);
-		for (k = nr; k-- > 0;) { /* leaf first */
-			pb_varint(&sub2, fr[k] + 1);
-			seen[fr[k]] = 1;
+		/* the stack folded draws, without the command (the "thread" label) */
+		n = profile__row_frames(p, r, &frames, &fcap, &comm_at);
+		if (n < 0) {
+			err = n;
+			goto out;
+		}
+		for (k = (uint32_t)n; k-- > 0;) { /* leaf first */
+			pb_varint(&sub2, frames[k] + 1);
+			seen[frames[k]] = 1;
 		}
 		if (sub2.len)
 			pb_msg(&sub, 1, &sub2);
@@ -222,14 +231,17 @@ int pprof__write(const struct profile *p, int event, int fd)
 		pb_uint(&sub2, 1, str_id(&s, "tid"));
 		pb_uint(&sub2, 3, r->tid);
 		pb_msg(&sub, 3, &sub2);
+		/* why it waited, for pprof -tagfocus and friends */
 		if (p->has_states && ev->offcpu) {
 			pb_uint(&sub2, 1, str_id(&s, "state"));
 			pb_uint(&sub2, 2, str_id(&s, profile__state_name(r->state)));
 			pb_msg(&sub, 3, &sub2);
 		}
-		if (r->waker) {
+		if (p->has_wakers && ev->offcpu) {
+			char buf[256];
+
 			pb_uint(&sub2, 1, str_id(&s, "waker"));
-			pb_uint(&sub2, 2, str_id(&s, strtab__get(&p->str, r->waker)));
+			pb_uint(&sub2, 2, str_id(&s, profile__waker_text(p, r, buf, sizeof(buf))));
 			pb_msg(&sub, 3, &sub2);
 		}
 		pb_msg(&b, 2, &sub);
@@ -334,5 +346,6 @@ out:
 	free(fseen);
 	free(dso_max);
 	free(fn_of);
+	free(frames);
 	return err;
 }

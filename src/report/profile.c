@@ -55,6 +55,8 @@ uint32_t strtab__add(struct strtab *t, const char *s)
 
 int profile__init(struct profile *p, uint32_t nr_events)
 {
+	uint32_t i;
+
 	memset(p, 0, sizeof(*p));
 	if (strtab__add(&p->str, "") != 0)
 		return -ENOMEM;
@@ -62,6 +64,18 @@ int profile__init(struct profile *p, uint32_t nr_events)
 	if (!p->events)
 		return -ENOMEM;
 	p->nr_events = nr_events;
+	/* the labels every output may draw, so that they only read the profile */
+	p->sep_frame = profile__label(p, "--");
+	if (p->sep_frame == UINT32_MAX)
+		return -ENOMEM;
+	for (i = 0; i <= OFFCPU_STATES_ALL; i++) {
+		char root[32];
+
+		snprintf(root, sizeof(root), "[%s]", profile__state_name(i));
+		p->state_frames[i] = profile__label(p, root);
+		if (p->state_frames[i] == UINT32_MAX)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -127,12 +141,15 @@ uint32_t profile__dso(struct profile *p, const char *path, const uint8_t *build_
 	return (uint32_t)*v;
 }
 
+struct frame_key {
+	uint32_t sym, dso, file, line;
+	uint8_t kernel, inlined, label, pad[5];
+};
+
 uint32_t profile__frame(struct profile *p, const struct profile_frame *f)
 {
-	struct {
-		uint32_t sym, dso, file, line;
-		uint8_t kernel, inlined, pad[6];
-	} key = { f->sym, f->dso, f->file, f->line, f->kernel, f->inlined, { 0 } };
+	struct frame_key key = { f->sym, f->dso, f->file, f->line, f->kernel, f->inlined, f->label,
+				 { 0 } };
 	int created;
 	uint64_t *v = hashmap__upsert(&p->frame_idx, &key, sizeof(key), &created);
 
@@ -169,10 +186,31 @@ uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t nr)
 	return (uint32_t)*v;
 }
 
-uint32_t profile__row(struct profile *p, uint32_t event, uint32_t pid, uint32_t tid,
-		      uint32_t comm, uint32_t stack, uint32_t state, uint32_t waker)
+uint32_t profile__label(struct profile *p, const char *name)
 {
-	uint32_t key[7] = { event, pid, tid, comm, stack, state, waker };
+	struct profile_frame f = { .dso = UINT32_MAX, .label = true };
+
+	f.sym = strtab__add(&p->str, name);
+	return f.sym == UINT32_MAX ? UINT32_MAX : profile__frame(p, &f);
+}
+
+uint32_t profile__find_label(const struct profile *p, const char *name, size_t len)
+{
+	struct frame_key key = { .dso = UINT32_MAX, .label = 1 };
+	uint64_t *v = hashmap__find(&p->str.idx, name, len);
+
+	if (!v)
+		return UINT32_MAX;
+	key.sym = (uint32_t)*v;
+	v = hashmap__find(&p->frame_idx, &key, sizeof(key));
+	return v ? (uint32_t)*v : UINT32_MAX;
+}
+
+uint32_t profile__row(struct profile *p, const struct profile_row *k)
+{
+	bool woken = k->waker != 0;
+	uint32_t key[9] = { k->event, k->pid, k->tid, k->comm, k->stack, k->state, k->waker,
+			    woken ? k->chain : 0, woken ? k->waker_stack : UINT32_MAX };
 	int created;
 	uint64_t *v = hashmap__upsert(&p->row_idx, key, sizeof(key), &created);
 
@@ -185,13 +223,15 @@ uint32_t profile__row(struct profile *p, uint32_t event, uint32_t pid, uint32_t 
 			return UINT32_MAX;
 		r = &p->rows[p->nr_rows];
 		memset(r, 0, sizeof(*r));
-		r->event = event;
-		r->pid = pid;
-		r->tid = tid;
-		r->comm = comm;
-		r->stack = stack;
-		r->state = state;
-		r->waker = waker;
+		r->event = k->event;
+		r->pid = k->pid;
+		r->tid = k->tid;
+		r->comm = k->comm;
+		r->stack = k->stack;
+		r->state = k->state;
+		r->waker = k->waker;
+		r->chain = key[7];
+		r->waker_stack = key[8];
 		r->exe = UINT32_MAX;
 		*v = p->nr_rows++;
 	}
@@ -203,12 +243,63 @@ const char *profile__state_name(uint32_t state)
 	return state ? offcpu_state__name(state - 1) : "?";
 }
 
-const char *profile__state_root(uint32_t state)
+const char *profile__waker_text(const struct profile *p, const struct profile_row *r, char *buf,
+				size_t cap)
 {
-	static const char *const roots[OFFCPU_STATES_ALL] = { "[preempted]", "[S]", "[D]", "[T]",
-							       "[I]", "[runqueue]" };
+	const char *c, *end;
+	size_t len;
 
-	return state && state <= OFFCPU_STATES_ALL ? roots[state - 1] : "[?]";
+	if (!r->waker)
+		return "[none]";
+	len = (size_t)snprintf(buf, cap, "%s", strtab__get(&p->str, r->waker));
+	/* the chain is "hop1;hop2": shown as " <- hop1 <- hop2" */
+	for (c = strtab__get(&p->str, r->chain); *c && len < cap; c = *end ? end + 1 : end) {
+		end = strchrnul(c, ';');
+		len += (size_t)snprintf(buf + len, cap - len, " <- %.*s", (int)(end - c), c);
+	}
+	return buf;
+}
+
+/* profile__row_frames into @out, @cap entries: returns how many there are, stored or not */
+static uint32_t row_frames(const struct profile *p, const struct profile_row *r, uint32_t *out,
+			   uint32_t cap, uint32_t *comm_at)
+{
+	uint32_t n = 0, nr, i, f;
+	const uint32_t *fr;
+	const char *c, *end;
+
+/* count every frame, store those that fit */
+#define PUT(frame)                                                                         	do {                                                                               		if (n < cap)                                                               			out[n] = (frame);                                                  		n++;                                                                       	} while (0)
+
+	*comm_at = 0;
+	if (p->show_states && p->events[r->event].offcpu) {
+		PUT(p->state_frames[r->state <= OFFCPU_STATES_ALL ? r->state : 0]);
+		*comm_at = 1;
+	}
+	fr = profile__stack_frames(p, r->stack, &nr);
+	for (i = 0; i < nr; i++)
+		PUT(fr[i]);
+	if (!p->show_wakers || !r->waker)
+		return n;
+	PUT(p->sep_frame);
+	if (r->waker_stack != UINT32_MAX) {
+		fr = profile__stack_frames(p, r->waker_stack, &nr);
+		for (i = nr; i-- > 0;)
+			PUT(fr[i]);
+	}
+	/* the waker's name and its chain: labels the session interned */
+	c = strtab__get(&p->str, r->waker);
+	f = profile__find_label(p, c, strlen(c));
+	if (f != UINT32_MAX)
+		PUT(f);
+	for (c = strtab__get(&p->str, r->chain); *c; c = *end ? end + 1 : end) {
+		end = strchrnul(c, ';');
+		f = profile__find_label(p, c, (size_t)(end - c));
+		if (f != UINT32_MAX)
+			PUT(f);
+	}
+#undef PUT
+	return n;
 }
 
 int profile__pick_event(const struct profile *p, const char *name)
@@ -256,4 +347,21 @@ const char *profile__frame_dso(const struct profile *p, uint32_t frame)
 	if (d == UINT32_MAX || d >= p->nr_dsos)
 		return "[unknown]";
 	return strtab__get(&p->str, p->dsos[d].short_name);
+}
+
+int profile__row_frames(const struct profile *p, const struct profile_row *r, uint32_t **buf,
+			uint32_t *cap, uint32_t *comm_at)
+{
+	uint32_t n = row_frames(p, r, *buf, *cap, comm_at);
+
+	if (n > *cap) {
+		uint32_t *nb = realloc(*buf, n * sizeof(**buf));
+
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = n;
+		n = row_frames(p, r, *buf, *cap, comm_at);
+	}
+	return (int)n;
 }

@@ -2,9 +2,9 @@
 /*
  * The analysed profile every output reads: interned strings, frames (one per
  * distinct function, or function and source line with --lines), stacks
- * (frame ids, root first) and rows (event, process, thread, command, stack)
- * with their summed period and sample count. The session fills it; outputs
- * only read it.
+ * (frame ids, root first) and rows (event, process, thread, command, stack,
+ * and for off-CPU time the wait's state and waker) with their summed period
+ * and sample count. The session fills it; outputs only read it.
  */
 #ifndef OFFCPU_REPORT_PROFILE_H
 #define OFFCPU_REPORT_PROFILE_H
@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "../offcpu.h"
 #include "../util/hashmap.h"
 
 struct strtab {
@@ -43,6 +44,7 @@ struct profile_frame {
 	uint32_t line;
 	uint64_t addr; /* address in the dso (file-relative) of the first sample seen */
 	bool kernel, inlined;
+	bool label; /* not code: a name drawn as a frame ([S], "--", a waker's name) */
 };
 
 struct profile_stack {
@@ -50,11 +52,20 @@ struct profile_stack {
 	uint32_t first; /* into profile.stack_frames: nr frame ids, root first */
 };
 
+/*
+ * A row's identity is everything but exe, period and count. Off-CPU rows
+ * also say why the thread waited: the state (from the sample's weight) and,
+ * when an offcpu-waker sample followed the wait, who woke it. A row whose
+ * time all moved to its waker's rows keeps period and count 0: outputs skip
+ * it (profile__row_empty).
+ */
 struct profile_row {
 	uint32_t event, pid, tid, comm, stack;
+	uint32_t state; /* the state waited in + 1 (enum offcpu_state, runqueue); 0 unknown */
+	uint32_t waker; /* strtab: the waker's name (chain[0]); 0: no wakeup recorded */
+	uint32_t chain; /* strtab: who woke the waker just before, and so on: "b;c"; 0 none */
+	uint32_t waker_stack; /* the waker's stack, root first; UINT32_MAX none */
 	uint32_t exe; /* dso of the process's executable (its first mapping since exec), or UINT32_MAX */
-	uint32_t state; /* off-CPU: the state waited in + 1 (enum offcpu_state, runqueue); 0 unknown */
-	uint32_t waker; /* who ended the wait, and its chain ("w <- its waker"); 0: none recorded */
 	uint64_t period, count;
 };
 
@@ -84,10 +95,12 @@ struct profile {
 	struct hashmap row_idx;
 	uint64_t lost_records, lost_samples;
 	uint64_t first_time, last_time;
-	bool has_states; /* off-CPU samples carry their state (offcpu 0.2+) */
-	bool has_wakers; /* the file has offcpu-waker samples (record --wakers) */
-	bool show_states; /* outputs root each stack with its state: [S];comm;... */
-	uint32_t state_roots[8]; /* with show_states: the strings of profile__state_root(0..6) */
+	bool has_states; /* offcpu-time samples carry their state (weight; offcpu 0.2+) */
+	bool has_wakers; /* the file declares the offcpu-waker event (record --wakers) */
+	/* what folded, SVG and pprof draw (report --states, --wakers): profile__row_frames */
+	bool show_states, show_wakers;
+	uint32_t sep_frame; /* the label "--" between a wakee's and its waker's frames */
+	uint32_t state_frames[OFFCPU_STATES_ALL + 1]; /* labels [?], [preempted], [S], ... by row state */
 };
 
 int profile__init(struct profile *p, uint32_t nr_events);
@@ -100,12 +113,40 @@ uint32_t profile__dso(struct profile *p, const char *path, const uint8_t *build_
 uint32_t profile__frame(struct profile *p, const struct profile_frame *f);
 /* Intern a stack of @nr frame ids, root first. */
 uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t nr);
-/* Find or add the row for this key; returns its index or UINT32_MAX. */
-uint32_t profile__row(struct profile *p, uint32_t event, uint32_t pid, uint32_t tid,
-		      uint32_t comm, uint32_t stack, uint32_t state, uint32_t waker);
-/* A row's state as a column ("S", "D", "preempted", "runqueue", "?") or a root ("[S]"). */
+/* Intern a label frame named @name; returns its id or UINT32_MAX. */
+uint32_t profile__label(struct profile *p, const char *name);
+/* The label frame of the first @len bytes of @name, interned before; UINT32_MAX if none. */
+uint32_t profile__find_label(const struct profile *p, const char *name, size_t len);
+/*
+ * Find or add the row with @key's identity (event, pid, tid, comm, stack,
+ * state, waker, chain, waker_stack; a key without a waker has no chain and
+ * no waker stack). Returns its index or UINT32_MAX.
+ */
+uint32_t profile__row(struct profile *p, const struct profile_row *key);
+/* A row's state as a column ("S", "D", "preempted", "runqueue", "?"). */
 const char *profile__state_name(uint32_t state);
-const char *profile__state_root(uint32_t state);
+/* Who woke a row's wait as one string: "w", "w <- b <- c"; "[none]" when not recorded. */
+const char *profile__waker_text(const struct profile *p, const struct profile_row *r, char *buf,
+				size_t cap);
+/*
+ * The frames folded, SVG and pprof draw for row @r, root first, into @out
+ * (@cap entries): with show_states the state's label ([S]; off-CPU rows
+ * only), the row's stack, and with show_wakers, when the row has a waker,
+ * "--", the waker's frames innermost first, its name and the hops before
+ * it: BCC offwaketime's layout, which flamegraph.pl draws with the waker on
+ * top. The command is not among them: folded and SVG put it at *comm_at.
+ * One definition for the three outputs, so that they draw the same stacks.
+ * @*buf holds *@cap entries and grows as needed (free it after the last
+ * row). Returns how many frames, or -ENOMEM.
+ */
+int profile__row_frames(const struct profile *p, const struct profile_row *r, uint32_t **buf,
+			uint32_t *cap, uint32_t *comm_at);
+
+/* A row all of whose time went to its waker's rows: no output shows it. */
+static inline bool profile__row_empty(const struct profile_row *r)
+{
+	return !r->period && !r->count;
+}
 
 static inline const uint32_t *profile__stack_frames(const struct profile *p, uint32_t stack,
 						    uint32_t *nr)

@@ -38,7 +38,7 @@ enum {
 struct report_opts {
 	struct session_opts s;
 	struct text_opts t;
-	bool folded, json, states;
+	bool folded, json, states, wakers;
 	const char *pprof, *svg;
 	char *comm_buf;
 };
@@ -48,9 +48,11 @@ static const struct argp_option report_options[] = {
 				   "written by perf record --threads)", 0 },
 	{ "force", 'f', 0, 0, "Read FILE even if another user (not root) owns it, or if a "
 			      "directory's data.N streams are missing or duplicated", 0 },
-	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid, dso, sym, state (S, D, "
-				  "preempted, runqueue), waker (who ended the wait, with its chain: "
-				  "'writer <- [timer]'; needs record --wakers) (default comm,dso,sym)", 0 },
+	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid, dso, sym, state (the "
+				  "state waited in: S, D, preempted, runqueue, T, I), waker (who woke "
+				  "the wait, then who had woken the waker: 'writer <- [timer]'; [none] "
+				  "when no wakeup was recorded; needs record --wakers) (default "
+				  "comm,dso,sym)", 0 },
 	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
 	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 10)", 0 },
 	{ 0, 0, 0, 0, "Outputs (the text table when none is given):", 1 },
@@ -59,11 +61,13 @@ static const struct argp_option report_options[] = {
 	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile (go tool pprof, Pyroscope, Parca); - for stdout", 1 },
 	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph; - for stdout", 1 },
 	{ "json", OPT_JSON, 0, 0, "JSON on stdout, one row per line", 1 },
-	{ "wakers", OPT_WAKERS, 0, 0, "Folded, SVG and pprof stacks go on with who woke them, as BCC "
-				      "offwaketime lays them out: comm;wakee outer..inner;--;waker "
-				      "inner..outer;waker[;its waker...] (needs record --wakers)", 1 },
-	{ "states", OPT_STATES, 0, 0, "Root each folded and SVG stack with its state: [S], [D], "
-				      "[preempted], [runqueue] (pprof: a 'state' label)", 1 },
+	{ "wakers", OPT_WAKERS, 0, 0, "Folded, SVG and pprof stacks of waits go on with who woke "
+				      "them, in BCC offwaketime's layout, which flamegraph.pl draws "
+				      "with the waker on top: comm;wakee outer..inner;--;waker "
+				      "inner..outer;waker;its waker... VALUE (us); needs record --wakers", 1 },
+	{ "states", OPT_STATES, 0, 0, "Root each folded, SVG and pprof stack of a wait with the "
+				      "state it waited in: [S], [D], [preempted], [runqueue], [T], [I] "
+				      "([?]: not recorded)", 1 },
 	{ 0, 0, 0, 0, "Filters:", 2 },
 	{ "event", 'e', "NAME", 0, "Only this event (e.g. offcpu-time, cpu-clock); folded, pprof and "
 				   "svg show one event: this, else offcpu-time, else the first", 2 },
@@ -87,13 +91,17 @@ static const char report_doc[] =
 	"events (offcpu-time) are shown as blocked time, sampling events as samples\n"
 	"and share.\n"
 	"\n"
-	"Why a thread waited: every off-CPU sample keeps the state it waited in (S, D;\n"
-	"preempted and runqueue, the wait for a CPU after a wakeup, with record\n"
-	"--state SDR), and with record --wakers, who woke it: a thread or an interrupt\n"
-	"([timer], [irq], [softirq:NET_RX]), with who had woken that thread just\n"
-	"before ('writer <- [softirq:BLOCK]'). --sort state and --sort waker group by\n"
-	"them; --wakers --folded gives, in microseconds:\n"
-	"  wakee;clone3;...;read;--;write;writer_loop;...;writer;[timer] 600412\n"
+	"Why a thread waited: each off-CPU sample keeps the state it waited in (S\n"
+	"asleep, D uninterruptible; preempted, and runqueue: woken, then waiting for\n"
+	"a CPU, with record --state SDR), and with record --wakers, who woke it: a\n"
+	"thread, or an interrupt ([timer], [irq], [softirq:NET_RX]), with who had\n"
+	"woken that thread just before. --sort state and --sort waker group by them:\n"
+	"  offcpu report -i app.data --sort comm,waker\n"
+	"  #           ms        %  comm              waker\n"
+	"       600.412   60.04%  app               writer <- [timer]\n"
+	"       398.001   39.80%  app               [none]\n"
+	"and --wakers --folded puts the waker's stack on top of the wait's:\n"
+	"  app;main;read;--;write;writer_loop;main;writer;[timer] 600412\n"
 	"\n"
 	"Examples:\n"
 	"  offcpu report -i app.data\n"
@@ -197,7 +205,7 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 				   arg);
 		break;
 	case OPT_WAKERS:
-		o->s.wakers = true;
+		o->wakers = true;
 		break;
 	case OPT_STATES:
 		o->states = true;
@@ -340,25 +348,24 @@ int cmd_report(int argc, char **argv)
 		sort_states |= o.t.keys[i] == SORT_STATE;
 		sort_wakers |= o.t.keys[i] == SORT_WAKER;
 	}
-	if ((o.s.wakers || sort_wakers) && !p.has_wakers) {
-		pr_err("%s has no wakers: record it with offcpu record --wakers", o.s.input);
+	/* refused, not shown as all "?" or "[none]": the file cannot answer */
+	if ((o.wakers || sort_wakers) && !p.has_wakers) {
+		pr_err("%s: %s needs who woke each wait, and this file has no offcpu-waker event: "
+		       "record it with offcpu record --wakers", o.s.input,
+		       o.wakers ? "--wakers" : "--sort waker");
 		ret = -ENOENT;
 		goto out;
 	}
 	if ((o.states || sort_states) && !p.has_states) {
-		pr_err("%s has no wait states (written by perf, or by offcpu before 0.2): "
-		       "record it again with offcpu record", o.s.input);
+		pr_err("%s: %s needs the state each thread waited in, and this file has no wait "
+		       "states (its offcpu-time samples carry no weight): record it with offcpu 0.2 "
+		       "or later; files of perf record or older offcpu versions do not have them",
+		       o.s.input, o.states ? "--states" : "--sort state");
 		ret = -ENOENT;
 		goto out;
 	}
 	p.show_states = o.states;
-	for (i = 0; o.states && i <= OFFCPU_STATES_ALL; i++) {
-		p.state_roots[i] = strtab__add(&p.str, profile__state_root((uint32_t)i));
-		if (p.state_roots[i] == UINT32_MAX) {
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
+	p.show_wakers = o.wakers;
 	if (o.folded || o.pprof || o.svg) {
 		ev = profile__pick_event(&p, o.s.event);
 		if (ev < 0) {

@@ -62,6 +62,7 @@ struct session {
 	uint32_t last_tid;
 	uint64_t last_time, last_period;
 	uint64_t orphan_wakers; /* waker samples without their wait */
+	struct hashmap waker_stacks; /* (pid, mappings, call chain) -> waker stack */
 };
 
 static uint32_t comm_for(struct session *s, uint32_t pid, uint32_t tid)
@@ -555,83 +556,107 @@ static uint32_t make_stack(struct session *s, const struct perf_event_header *h,
 	return profile__stack(s->p, s->frames, (uint32_t)nr);
 }
 
-/* A frame that is only a name: "--", a waker's comm, [timer]. */
-static uint32_t name_frame(struct session *s, const char *name)
+/*
+ * A name from a waker payload as the profile keeps it: ';' would split the
+ * chain and a folded line, an empty name would read as "no waker".
+ */
+static void clean_name(const char *in, char *out, size_t cap)
 {
-	struct profile_frame f = { .dso = UINT32_MAX };
+	size_t i;
 
-	f.sym = strtab__add(&s->p->str, name);
-	return f.sym == UINT32_MAX ? UINT32_MAX : profile__frame(s->p, &f);
+	snprintf(out, cap, "%s", in[0] ? in : "[unknown]");
+	for (i = 0; out[i]; i++)
+		if (out[i] == ';' || out[i] == '\n')
+			out[i] = ':';
+}
+
+/* The waker's stack, symbolized once per distinct call chain in its process's mappings. */
+static uint32_t waker_stack(struct session *s, const struct perf_event_header *h,
+			    const struct perf_sample *smp)
+{
+	const struct addrspace *as = procmaps__get(&s->maps, smp->pid);
+	size_t klen = 4 + smp->nr_ips;
+	uint64_t *v;
+	int created;
+
+	if (klen > s->key_cap) {
+		uint64_t *k = realloc(s->key, klen * 2 * sizeof(*k));
+
+		if (!k)
+			return UINT32_MAX;
+		s->key = k;
+		s->key_cap = klen * 2;
+	}
+	s->key[0] = smp->pid;
+	s->key[1] = as ? as->gen : 0;
+	s->key[2] = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	s->key[3] = klen;
+	memcpy(s->key + 4, smp->ips, smp->nr_ips * 8);
+	v = hashmap__upsert(&s->waker_stacks, s->key, klen * 8, &created);
+	if (!v)
+		return UINT32_MAX;
+	if (created)
+		*v = make_stack(s, h, smp, as, true);
+	return (uint32_t)*v;
 }
 
 /*
  * An offcpu-waker sample: who ended the wait of the offcpu-time sample just
- * read (same thread, time and period). Its time moves from that sample's row
- * to a row with the waker; with --wakers the row's stack goes on past the
- * wakee's innermost frame with "--", the waker's frames inner to outer and
- * its name and chain (BCC offwaketime's layout).
+ * before it (same thread, time and period). It is not an event of its own:
+ * its wait's time moves from the row that sample went to, to the row of the
+ * same wait with its waker, the waker's chain and stack.
  */
-static int on_waker(struct session *s, const struct perf_event_header *h, struct perf_sample *smp)
+static int on_waker(struct session *s, const struct perf_event_header *h,
+		    const struct perf_reader_event *e, const struct perf_sample *smp)
 {
 	struct profile *p = s->p;
-	struct profile_row src;
+	struct profile_row key;
 	struct offcpu_waker w;
-	char name[OFFCPU_CHAIN_MAX * (OFFCPU_COMM_LEN + 5)];
-	uint32_t waker, stack, row, nr, i, n = 0, frames[2 * MAX_FRAMES + OFFCPU_CHAIN_MAX + 1];
-	const uint32_t *fr;
+	char name[OFFCPU_COMM_LEN + 16], chain[OFFCPU_CHAIN_MAX * (OFFCPU_COMM_LEN + 16)];
 	size_t len = 0;
+	uint32_t i, row, src = s->last_row;
 	bool match = s->last_ok && smp->time == s->last_time && smp->period == s->last_period;
 
-	p->has_wakers = true;
-	s->last_ok = false;
-	if (!smp->raw || waker__parse(smp->raw, smp->raw_size, &w) || !match ||
+	s->last_ok = false; /* one waker per wait */
+	if (!match || !smp->raw || waker__parse(smp->raw, smp->raw_size, &w) ||
 	    w.wakee_tid != s->last_tid) {
 		s->orphan_wakers++;
 		return 0;
 	}
-	if (s->last_row == UINT32_MAX)
-		return 0; /* its wait was filtered out */
-	src = p->rows[s->last_row];
-	for (i = 0; i < w.nr_chain; i++)
-		len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%s", i ? " <- " : "",
-					w.chain[i]);
-	waker = strtab__add(&p->str, name);
-	if (waker == UINT32_MAX)
-		return -ENOMEM;
-	stack = src.stack;
-	if (s->o->wakers) {
-		/* an interrupt without kernel stacks has no frames: its name alone */
-		uint32_t ws = smp->nr_ips ? make_stack(s, h, smp, procmaps__get(&s->maps, smp->pid),
-						       true) : UINT32_MAX - 1;
-
-		if (ws == UINT32_MAX)
+	if (src == UINT32_MAX)
+		return 0; /* the filters left its wait out */
+	key = p->rows[src];
+	chain[0] = 0;
+	for (i = 0; i < w.nr_chain; i++) {
+		/* every name is a label frame too, for outputs that draw the chain */
+		clean_name(w.chain[i], name, sizeof(name));
+		if (profile__label(p, name) == UINT32_MAX)
 			return -ENOMEM;
-		fr = profile__stack_frames(p, src.stack, &nr);
-		for (i = 0; i < nr && n < MAX_FRAMES; i++)
-			frames[n++] = fr[i];
-		frames[n++] = name_frame(s, "--");
-		if (ws != UINT32_MAX - 1) {
-			fr = profile__stack_frames(p, ws, &nr);
-			for (i = nr; i-- > 0 && n < 2 * MAX_FRAMES;)
-				frames[n++] = fr[i];
-		}
-		for (i = 0; i < w.nr_chain; i++)
-			frames[n++] = name_frame(s, w.chain[i]);
-		for (i = 0; i < n; i++)
-			if (frames[i] == UINT32_MAX)
+		if (i == 0) {
+			key.waker = strtab__add(&p->str, name);
+			if (key.waker == UINT32_MAX)
 				return -ENOMEM;
-		stack = profile__stack(p, frames, n);
-		if (stack == UINT32_MAX)
+		} else {
+			len += (size_t)snprintf(chain + len, sizeof(chain) - len, "%s%s",
+						i > 1 ? ";" : "", name);
+		}
+	}
+	key.chain = chain[0] ? strtab__add(&p->str, chain) : 0;
+	key.waker_stack = UINT32_MAX;
+	if (key.chain == UINT32_MAX)
+		return -ENOMEM;
+	if ((e->attr.sample_type & PERF_SAMPLE_CALLCHAIN) && smp->nr_ips) {
+		key.waker_stack = waker_stack(s, h, smp);
+		if (key.waker_stack == UINT32_MAX)
 			return -ENOMEM;
 	}
-	row = profile__row(p, src.event, src.pid, src.tid, src.comm, stack, src.state, waker);
+	row = profile__row(p, &key);
 	if (row == UINT32_MAX)
 		return -ENOMEM;
 	if (p->rows[row].exe == UINT32_MAX)
-		p->rows[row].exe = src.exe;
-	/* the wait's time, now its waker's */
-	p->rows[s->last_row].period -= smp->period;
-	p->rows[s->last_row].count--;
+		p->rows[row].exe = p->rows[src].exe;
+	p->rows[src].period -= smp->period;
+	p->rows[src].count--;
 	p->rows[row].period += smp->period;
 	p->rows[row].count++;
 	return 0;
@@ -654,18 +679,17 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 		return -EINVAL;
 	e = perf_reader__event(s->r, ev);
 	if (!strcmp(e->name, OFFCPU_WAKER_EVENT_NAME))
-		return on_waker(s, h, &smp);
+		return on_waker(s, h, e, &smp);
 	offcpu = !strcmp(e->name, OFFCPU_EVENT_NAME);
-	/* its waker sample, if any, comes next: it finds this one filtered out by default */
+	/* its waker sample, if any, comes next: it finds this one left out until it is added */
 	s->last_ok = offcpu;
 	s->last_row = UINT32_MAX;
 	s->last_tid = smp.tid;
 	s->last_time = smp.time;
 	s->last_period = smp.period;
-	if (offcpu && (e->attr.sample_type & PERF_SAMPLE_WEIGHT)) {
-		s->p->has_states = true;
+	if (offcpu && (e->attr.sample_type & PERF_SAMPLE_WEIGHT) &&
+	    smp.weight <= OFFCPU_STATES_ALL)
 		state = (uint32_t)smp.weight;
-	}
 	if (o->event && strcmp(e->name, o->event))
 		return 0;
 	if (o->nr_pids && !in_list(o->pids, o->nr_pids, smp.pid))
@@ -716,10 +740,12 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 		return -ENOMEM;
 	if (created) {
 		uint32_t stack = make_stack(s, h, &smp, as, chain);
+		struct profile_row key = { .event = (uint32_t)ev, .pid = smp.pid, .tid = smp.tid,
+					   .comm = comm, .stack = stack, .state = state };
 
 		if (stack == UINT32_MAX)
 			return -ENOMEM;
-		row = profile__row(s->p, (uint32_t)ev, smp.pid, smp.tid, comm, stack, state, 0);
+		row = profile__row(s->p, &key);
 		if (row == UINT32_MAX)
 			return -ENOMEM;
 		if (s->p->rows[row].exe == UINT32_MAX)
@@ -856,6 +882,7 @@ static void session__free(struct session *s)
 	hashmap__free(&s->build_ids);
 	free(s->bids);
 	hashmap__free(&s->chain_row);
+	hashmap__free(&s->waker_stacks);
 	hashmap__free(&s->addr_frames);
 	unwind_oracle__free(s->oracle);
 	hashmap__free(&s->oracle_gen);
@@ -935,10 +962,15 @@ int session__load(const struct session_opts *o, struct profile *p)
 
 		p->events[i].name = strtab__add(&p->str, e->name);
 		p->events[i].offcpu = !strcmp(e->name, OFFCPU_EVENT_NAME);
+		/* what the file can say, whether or not a sample passed the filters */
+		if (p->events[i].offcpu && (e->attr.sample_type & PERF_SAMPLE_WEIGHT))
+			p->has_states = true;
+		if (!strcmp(e->name, OFFCPU_WAKER_EVENT_NAME))
+			p->has_wakers = true;
 	}
 	if (s.orphan_wakers)
-		pr_warn("%s: %llu waker samples without their wait (a damaged or reordered file), "
-			"ignored", o->input, (unsigned long long)s.orphan_wakers);
+		pr_warn("%s: %llu waker samples without their wait, ignored (a damaged or "
+			"reordered file)", o->input, (unsigned long long)s.orphan_wakers);
 	for (i = 0; i < p->nr_rows; i++) {
 		p->events[p->rows[i].event].period += p->rows[i].period;
 		p->events[p->rows[i].event].count += p->rows[i].count;

@@ -25,7 +25,6 @@ struct session_opts {
 	uint64_t time_start, time_end; /* ns, inclusive start, exclusive end */
 	bool progress; /* a progress line on stderr */
 	bool force; /* -f: read another user's file, an incomplete directory */
-	bool wakers; /* stacks go on with their waker's (offwaketime's layout) */
 };
 
 /* Read @o->input into @p (initialised here). Returns 0, or -errno after printing why. */

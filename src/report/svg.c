@@ -6,13 +6,14 @@
  * "#search=REGEX" URL fragment) to highlight matching frames and show their
  * share; hovering shows a frame's time (or samples) and percent. Off-CPU
  * events use a blue palette, sampling events a warm one; kernel frames are
- * coloured apart from user frames.
+ * coloured apart from user frames. With --wakers, a wait's waker is drawn
+ * above it (past a "--" frame) in greens; with --states each tower stands on
+ * its state ([S], [D], ...).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "profile.h"
-#include "../offcpu.h"
 #include "../util/util.h"
 
 #define WIDTH 1200
@@ -22,7 +23,7 @@
 #define PAD 10
 #define MAX_DEPTH 1024
 
-enum kind { K_ROOT, K_COMM, K_USER, K_KERNEL, K_INLINE, K_UNKNOWN };
+enum kind { K_ROOT, K_COMM, K_USER, K_KERNEL, K_INLINE, K_UNKNOWN, K_WAKER };
 
 struct node {
 	uint32_t name; /* strtab */
@@ -133,6 +134,11 @@ static void color(const struct profile *p, const struct node *n, bool off, char 
 		break;
 	case K_UNKNOWN:
 		r = g = b = 210;
+		break;
+	case K_WAKER: /* greens: who woke the wait, above its "--" */
+		r = 60 + (int)(v1 * 70 / 1000);
+		g = 170 + (int)(v2 * 60 / 1000);
+		b = 80 + (int)(v1 * 50 / 1000);
 		break;
 	case K_KERNEL: /* violet blue (off-CPU) or orange (on-CPU) */
 		if (off) {
@@ -262,7 +268,7 @@ int svg__write(const struct profile *p, int event, const char *title, FILE *f)
 {
 	const struct profile_event *ev = &p->events[event];
 	struct tree t = { 0 };
-	uint32_t i, root, maxd = 0;
+	uint32_t i, root, maxd = 0, *frames = NULL, fcap = 0;
 	uint64_t total;
 	double scale;
 	int err = 0, height;
@@ -274,24 +280,30 @@ int svg__write(const struct profile *p, int event, const char *title, FILE *f)
 	for (i = 0; i < p->nr_rows; i++) {
 		const struct profile_row *r = &p->rows[i];
 		uint64_t v = ev->offcpu ? r->period : r->count;
-		uint32_t nr, k, cur;
-		const uint32_t *fr;
+		uint32_t k, cur = root, comm_at;
+		bool waker = false;
+		int nr;
 
 		if (r->event != (uint32_t)event || !v)
 			continue;
-		fr = profile__stack_frames(p, r->stack, &nr);
-		cur = root;
-		if (p->show_states) {
-			uint32_t st = p->state_roots[r->state <= OFFCPU_STATES_ALL ? r->state : 0];
-
-			cur = child(&t, cur, st, K_COMM);
+		nr = profile__row_frames(p, r, &frames, &fcap, &comm_at);
+		if (nr < 0) {
+			err = nr;
+			goto out;
 		}
-		cur = cur == UINT32_MAX ? UINT32_MAX : child(&t, cur, r->comm, K_COMM);
-		for (k = 0; k < nr && cur != UINT32_MAX && k < MAX_DEPTH; k++) {
-			const struct profile_frame *fm = &p->frames[fr[k]];
-			uint8_t kind = fm->kernel ? K_KERNEL : fm->inlined ? K_INLINE :
-				       fm->dso == UINT32_MAX ? K_UNKNOWN : K_USER;
+		for (k = 0; k <= (uint32_t)nr && cur != UINT32_MAX && k < MAX_DEPTH; k++) {
+			const struct profile_frame *fm;
+			uint8_t kind;
 
+			if (k == comm_at) {
+				cur = child(&t, cur, r->comm, K_COMM);
+				continue;
+			}
+			fm = &p->frames[frames[k < comm_at ? k : k - 1]];
+			/* the waker's frames, past "--", in colours of their own */
+			waker |= frames[k < comm_at ? k : k - 1] == p->sep_frame;
+			kind = fm->label ? K_COMM : waker ? K_WAKER : fm->kernel ? K_KERNEL :
+			       fm->inlined ? K_INLINE : fm->dso == UINT32_MAX ? K_UNKNOWN : K_USER;
 			cur = child(&t, cur, fm->sym, kind);
 		}
 		if (cur == UINT32_MAX) {
@@ -373,6 +385,7 @@ int svg__write(const struct profile *p, int event, const char *title, FILE *f)
 	if (ferror(f))
 		err = -EIO;
 out:
+	free(frames);
 	free(t.n);
 	hashmap__free(&t.idx);
 	return err;

@@ -14,7 +14,7 @@
 #define MAX_PATHS 3
 
 struct entry {
-	uint32_t event, comm, pid, tid, dso, sym, state, waker;
+	uint32_t event, comm, pid, tid, dso, sym, state, waker, chain;
 	uint64_t value;
 	uint32_t first_row; /* rows of one entry are chained through next[] */
 };
@@ -135,8 +135,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		uint64_t *v;
 		int created;
 
-		if (!r->period && !r->count)
-			continue; /* all of its time went to its waker's row */
+		if (profile__row_empty(r))
+			continue; /* all of its time went to its waker's rows */
 		for (k = 0; k < o->nr_keys; k++) {
 			switch (o->keys[k]) {
 			case SORT_COMM: key.comm = r->comm; break;
@@ -145,7 +145,7 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 			case SORT_DSO: key.dso = lf == UINT32_MAX ? UINT32_MAX : p->frames[lf].dso; break;
 			case SORT_SYM: key.sym = lf == UINT32_MAX ? UINT32_MAX : p->frames[lf].sym; break;
 			case SORT_STATE: key.state = r->state; break;
-			case SORT_WAKER: key.waker = r->waker; break;
+			case SORT_WAKER: key.waker = r->waker, key.chain = r->chain; break;
 			}
 		}
 		v = hashmap__upsert(&idx, &key, sizeof(key), &created);
@@ -190,8 +190,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 			static const char *names[] = { "comm", "pid", "tid", "dso", "symbol", "state",
 						       "waker" };
 
-			fprintf(f, o->keys[k] == SORT_PID || o->keys[k] == SORT_TID ? " %8s" : "  %-16s",
-			       names[o->keys[k]]);
+			fprintf(f, o->keys[k] == SORT_PID || o->keys[k] == SORT_TID ? " %8s" :
+				   o->keys[k] == SORT_STATE ? "  %-9s" : "  %-16s", names[o->keys[k]]);
 		}
 		fprintf(f, "\n");
 		for (i = 0; i < n; i++) {
@@ -222,12 +222,15 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 						strtab__get(&p->str, en->sym));
 					break;
 				case SORT_STATE:
-					fprintf(f, "  %-10s", profile__state_name(en->state));
+					fprintf(f, "  %-9s", profile__state_name(en->state));
 					break;
-				case SORT_WAKER:
-					fprintf(f, "  %s", en->waker ? strtab__get(&p->str, en->waker) :
-						"[none]");
+				case SORT_WAKER: {
+					struct profile_row w = { .waker = en->waker, .chain = en->chain };
+					char buf[256];
+
+					fprintf(f, "  %-16s", profile__waker_text(p, &w, buf, sizeof(buf)));
 					break;
+				}
 				}
 			}
 			fprintf(f, "\n");

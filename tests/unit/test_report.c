@@ -128,6 +128,16 @@ static void test_demangle(void)
 	free(b);
 }
 
+/* The row of (event, pid, tid, comm, stack), with no state or waker. */
+static uint32_t add_row(struct profile *p, uint32_t event, uint32_t pid, uint32_t tid,
+			const char *comm, uint32_t stack)
+{
+	struct profile_row key = { .event = event, .pid = pid, .tid = tid, .stack = stack };
+
+	key.comm = strtab__add(&p->str, comm);
+	return profile__row(p, &key);
+}
+
 /*
  * A profile by hand: event 0 off-CPU, two rows with the same stack for two
  * threads of one command, one kernel frame, and a sampling event 1.
@@ -155,13 +165,13 @@ static void make_profile(struct profile *p)
 	fr[2] = profile__frame(p, &f);
 	st = profile__stack(p, fr, 3);
 	CHECK(profile__stack(p, fr, 3) == st);
-	r = profile__row(p, 0, 10, 11, strtab__add(&p->str, "app"), st, 0, 0);
+	r = add_row(p, 0, 10, 11, "app", st);
 	p->rows[r].period = 1500000; /* 1.5 ms */
 	p->rows[r].count = 2;
-	r = profile__row(p, 0, 10, 12, strtab__add(&p->str, "app"), st, 0, 0);
+	r = add_row(p, 0, 10, 12, "app", st);
 	p->rows[r].period = 499;
 	p->rows[r].count = 1;
-	r = profile__row(p, 1, 10, 12, strtab__add(&p->str, "app"), profile__stack(p, fr, 2), 0, 0);
+	r = add_row(p, 1, 10, 12, "app", profile__stack(p, fr, 2));
 	p->rows[r].period = 7000;
 	p->rows[r].count = 7;
 	p->events[0].period = 1500499;
@@ -205,7 +215,7 @@ static void test_empty_stack(void)
 	FILE *f;
 
 	make_profile(&p);
-	r = profile__row(&p, 0, 10, 13, strtab__add(&p.str, "lonely"), profile__stack(&p, none, 0), 0, 0);
+	r = add_row(&p, 0, 10, 13, "lonely", profile__stack(&p, none, 0));
 	p.rows[r].period = 2000000000;
 	p.rows[r].count = 1;
 	p.events[0].period += 2000000000;
