@@ -97,6 +97,7 @@ struct profile {
 	uint64_t first_time, last_time;
 	bool has_states; /* offcpu-time samples carry their state (weight; offcpu 0.2+) */
 	bool has_wakers; /* the file declares the offcpu-waker event (record --wakers) */
+	uint64_t orphan_wakers; /* offcpu-waker samples not right after their wait: ignored */
 	/* what folded, SVG and pprof draw (report --states, --wakers): profile__row_frames */
 	bool show_states, show_wakers;
 	uint32_t sep_frame; /* the label "--" between a wakee's and its waker's frames */

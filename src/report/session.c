@@ -61,7 +61,6 @@ struct session {
 	uint32_t last_row; /* UINT32_MAX: filtered out */
 	uint32_t last_tid;
 	uint64_t last_time, last_period;
-	uint64_t orphan_wakers; /* waker samples without their wait */
 	struct hashmap waker_stacks; /* (pid, mappings, call chain) -> waker stack */
 };
 
@@ -620,7 +619,7 @@ static int on_waker(struct session *s, const struct perf_event_header *h,
 	s->last_ok = false; /* one waker per wait */
 	if (!match || !smp->raw || waker__parse(smp->raw, smp->raw_size, &w) ||
 	    w.wakee_tid != s->last_tid) {
-		s->orphan_wakers++;
+		p->orphan_wakers++;
 		return 0;
 	}
 	if (src == UINT32_MAX)
@@ -968,9 +967,9 @@ int session__load(const struct session_opts *o, struct profile *p)
 		if (!strcmp(e->name, OFFCPU_WAKER_EVENT_NAME))
 			p->has_wakers = true;
 	}
-	if (s.orphan_wakers)
+	if (p->orphan_wakers)
 		pr_warn("%s: %llu waker samples without their wait, ignored (a damaged or "
-			"reordered file)", o->input, (unsigned long long)s.orphan_wakers);
+			"reordered file)", o->input, (unsigned long long)p->orphan_wakers);
 	for (i = 0; i < p->nr_rows; i++) {
 		p->events[p->rows[i].event].period += p->rows[i].period;
 		p->events[p->rows[i].event].count += p->rows[i].count;

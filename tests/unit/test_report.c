@@ -11,11 +11,13 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "unit.h"
+#include "util/util.h"
 #include "report/profile.h"
 #include "report/symbolizer.h"
 #include "report/session.h"
 #include "perfdata/writer.h"
 #include "perfdata/sample.h"
+#include "perfdata/wakers.h"
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -403,6 +405,429 @@ static void test_session_orders_rounds(void)
 	profile__free(&p);
 }
 
+/*
+ * Wait states and wakers, as offcpu record --wakers --state SDR writes them:
+ * offcpu-time samples with their state in the weight, each followed by the
+ * offcpu-waker sample of its wakeup when there was one. Thread 99 of
+ * "wakee" waits in test_demangle -> unit_probe_fn; thread 200 ("bravo", woken
+ * by "charlie") wakes it from test_pprof -> test_folded. Both processes map
+ * this binary at 0x400000.
+ */
+struct why_file {
+	char path[64];
+	struct perf_writer *w;
+	uint64_t time_type; /* the offcpu-time event's sample_type */
+	uint64_t wakee_ips[3], waker_ips[3];
+	char buf[8192];
+};
+
+/* This binary's function @fn as mapped at 0x400000, a little past its entry. */
+static uint64_t mapped(void *fn)
+{
+	char bin[4096];
+	uint64_t off = 0;
+
+	CHECK(self_offset((uintptr_t)fn, &off, bin, sizeof(bin)) == 0);
+	return 0x400000 + off + 2;
+}
+
+static void why_record(struct why_file *wf, uint64_t st, const struct perf_sample *smp)
+{
+	int size = perf_sample__encode(st, smp, wf->buf, sizeof(wf->buf));
+
+	CHECK(size > 0 && perf_writer__write(wf->w, (void *)wf->buf) == 0);
+}
+
+/* A wait of @tid (process 99): @ns long at @time, in state @weight - 1 (0: unknown). */
+static void why_wait(struct why_file *wf, uint32_t tid, uint64_t time, uint64_t ns, uint64_t weight)
+{
+	struct perf_sample smp = { .id = 7, .ip = wf->wakee_ips[1], .pid = 99, .tid = tid,
+				   .time = time, .period = ns, .nr_ips = 3, .ips = wf->wakee_ips,
+				   .weight = weight };
+
+	why_record(wf, wf->time_type, &smp);
+}
+
+/* The waker sample of @wakee_tid's wait: @waker_tid (0: an interrupt) named by @chain. */
+static void why_waker(struct why_file *wf, uint32_t waker_tid, uint32_t wakee_tid, uint64_t time,
+		      uint64_t ns, const char *chain)
+{
+	struct offcpu_waker wk = { .wakee_pid = 99, .wakee_tid = wakee_tid, .state = 1,
+				   .kind = waker_tid ? OFFCPU_WAKER_TASK : OFFCPU_WAKER_TIMER };
+	struct perf_sample smp = { .id = 8, .pid = waker_tid, .tid = waker_tid, .time = time,
+				   .period = ns };
+	char raw[512];
+	const char *c = chain;
+	int size;
+
+	/* "a,b,c": the waker, then who woke it */
+	while (*c && wk.nr_chain < OFFCPU_CHAIN_MAX) {
+		size_t n = strcspn(c, ",");
+
+		snprintf(wk.chain[wk.nr_chain++], OFFCPU_COMM_LEN + 1, "%.*s", (int)n, c);
+		c += n + (c[n] == ',');
+	}
+	size = waker__encode(&wk, wf->wakee_ips, 3, raw, sizeof(raw));
+	CHECK(size > 0);
+	smp.raw = raw;
+	smp.raw_size = (uint32_t)size;
+	if (waker_tid) { /* an interrupt has no stack here */
+		smp.ip = wf->waker_ips[1];
+		smp.nr_ips = 3;
+		smp.ips = wf->waker_ips;
+	}
+	why_record(wf, WAKER_SAMPLE_TYPE, &smp);
+}
+
+/* A COMM and an executable MMAP2 of this binary for process @pid, at @time. */
+static void why_process(struct why_file *wf, uint32_t pid, const char *comm, uint64_t time)
+{
+	char bin[4096];
+	uint64_t off;
+
+	CHECK(self_offset((uintptr_t)&unit_probe_fn, &off, bin, sizeof(bin)) == 0);
+	memset(wf->buf, 0, sizeof(wf->buf));
+	*(uint32_t *)(wf->buf + 8) = pid;
+	*(uint32_t *)(wf->buf + 12) = pid;
+	strcpy(wf->buf + 16, comm);
+	put_sideband(wf->w, wf->time_type, wf->buf, 16 + strlen(comm) + 1, PERF_RECORD_COMM, pid, time);
+	memset(wf->buf, 0, sizeof(wf->buf));
+	*(uint32_t *)(wf->buf + 8) = pid;
+	*(uint32_t *)(wf->buf + 12) = pid;
+	*(uint64_t *)(wf->buf + 16) = 0x400000;
+	*(uint64_t *)(wf->buf + 24) = 0x10000000;
+	*(uint32_t *)(wf->buf + 64) = PROT_READ | PROT_EXEC;
+	strcpy(wf->buf + 72, bin);
+	put_sideband(wf->w, wf->time_type, wf->buf, 72 + strlen(bin) + 1, PERF_RECORD_MMAP2, pid,
+		     time + 1);
+}
+
+/*
+ * The file: @states puts WEIGHT on offcpu-time, @wakers declares offcpu-waker
+ * and writes its samples. Waits of thread 99 (and 98), in ms: S 3 woken by
+ * bravo <- charlie, D 1, S 2 woken by [timer], runqueue 0.5, S 4 (thread 98);
+ * and three waker samples without their wait: a second one for the first
+ * wait, one whose period is not its wait's, one for another thread.
+ */
+static void why_write(struct why_file *wf, bool states, bool wakers)
+{
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	struct perf_event_attr attr = { 0 };
+	uint64_t id = 7, wid = 8;
+	int fd;
+
+	snprintf(wf->path, sizeof(wf->path), "/tmp/offcpu-unit-why.XXXXXX");
+	fd = mkstemp(wf->path);
+	CHECK(fd >= 0);
+	wf->wakee_ips[0] = wf->waker_ips[0] = (uint64_t)PERF_CONTEXT_USER;
+	wf->wakee_ips[1] = mapped((void *)&unit_probe_fn);
+	wf->wakee_ips[2] = mapped((void *)&test_demangle);
+	wf->waker_ips[1] = mapped((void *)&test_folded);
+	wf->waker_ips[2] = mapped((void *)&test_pprof);
+	wf->time_type = OFFCPU_SAMPLE_TYPE | (states ? PERF_SAMPLE_WEIGHT : 0);
+	wf->w = perf_writer__new(fd);
+	attr.size = PERFDATA_ATTR_SIZE;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	attr.sample_type = wf->time_type;
+	attr.sample_id_all = 1;
+	CHECK(perf_writer__add_event(wf->w, &attr, OFFCPU_EVENT_NAME, &id, 1) == 0);
+	if (wakers) {
+		attr.sample_type = WAKER_SAMPLE_TYPE;
+		CHECK(perf_writer__add_event(wf->w, &attr, OFFCPU_WAKER_EVENT_NAME, &wid, 1) == 0);
+	}
+	why_process(wf, 99, "wakee", 10);
+	why_process(wf, 200, "bravo", 20);
+	why_wait(wf, 99, 100, 3000000, OFFCPU_STATE_S + 1);
+	if (wakers) {
+		why_waker(wf, 200, 99, 100, 3000000, "bravo,charlie");
+		why_waker(wf, 200, 99, 100, 3000000, "bravo,charlie"); /* one waker per wait */
+	}
+	why_wait(wf, 99, 200, 1000000, OFFCPU_STATE_D + 1);
+	why_wait(wf, 99, 300, 2000000, OFFCPU_STATE_S + 1);
+	if (wakers)
+		why_waker(wf, 0, 99, 300, 2000000, "[timer]");
+	why_wait(wf, 99, 400, 500000, OFFCPU_STATE_RUNQ + 1);
+	if (wakers)
+		why_waker(wf, 200, 99, 400, 499999, "bravo"); /* not its period */
+	why_wait(wf, 98, 500, 4000000, OFFCPU_STATE_S + 1);
+	if (wakers)
+		why_waker(wf, 200, 99, 500, 4000000, "bravo"); /* not its thread */
+	CHECK(perf_writer__write(wf->w, &round) == 0);
+	CHECK(perf_writer__finish(wf->w) == 0);
+	perf_writer__free(wf->w);
+	close(fd);
+}
+
+/* Load the file with @o's filters; unlinks it. */
+static int why_load(struct why_file *wf, struct session_opts *o, struct profile *p)
+{
+	int ret;
+
+	o->input = wf->path;
+	o->sym.demangle = true;
+	o->sym.kallsyms = "/dev/null";
+	log_verbosity = -1; /* the orphans' warning */
+	ret = session__load(o, p);
+	log_verbosity = 0;
+	CHECK(ret == 0);
+	return ret;
+}
+
+/* The sum of the rows whose state (@by_state) or waker name is @key, in ns. */
+static uint64_t why_total(const struct profile *p, bool by_state, const char *key)
+{
+	uint64_t sum = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->nr_rows; i++) {
+		const struct profile_row *r = &p->rows[i];
+		const char *k = by_state ? profile__state_name(r->state) :
+			       r->waker ? strtab__get(&p->str, r->waker) : "[none]";
+
+		if (p->events[r->event].offcpu && !strcmp(k, key))
+			sum += r->period;
+	}
+	return sum;
+}
+
+/* An output into a string (free it). */
+#define OUTPUT(buf, call)                                                                  \
+	do {                                                                               \
+		size_t _len = 0;                                                           \
+		FILE *f = open_memstream(&(buf), &_len);                                   \
+		CHECK((call) == 0);                                                        \
+		fclose(f);                                                                 \
+	} while (0)
+
+static void test_why_totals(void)
+{
+	struct why_file wf;
+	struct session_opts o = { 0 };
+	struct profile p;
+	int ev, wev;
+	uint32_t i, nr;
+
+	why_write(&wf, true, true);
+	if (why_load(&wf, &o, &p))
+		goto out;
+	CHECK(p.has_states && p.has_wakers);
+	ev = profile__pick_event(&p, OFFCPU_EVENT_NAME);
+	wev = profile__pick_event(&p, OFFCPU_WAKER_EVENT_NAME);
+	CHECK(ev >= 0 && wev >= 0);
+	if (ev < 0 || wev < 0)
+		goto out;
+	/* the waits' time, all of it; the waker samples add none */
+	CHECK_EQ_U64(p.events[ev].period, 3000000 + 1000000 + 2000000 + 500000 + 4000000);
+	CHECK_EQ_U64(p.events[ev].count, 5);
+	CHECK_EQ_U64(p.events[wev].period, 0);
+	CHECK_EQ_U64(p.events[wev].count, 0);
+	CHECK_EQ_U64(p.orphan_wakers, 3);
+	CHECK_EQ_U64(why_total(&p, true, "S"), 9000000);
+	CHECK_EQ_U64(why_total(&p, true, "D"), 1000000);
+	CHECK_EQ_U64(why_total(&p, true, "runqueue"), 500000);
+	CHECK_EQ_U64(why_total(&p, true, "?"), 0);
+	CHECK_EQ_U64(why_total(&p, false, "bravo"), 3000000);
+	CHECK_EQ_U64(why_total(&p, false, "[timer]"), 2000000);
+	CHECK_EQ_U64(why_total(&p, false, "[none]"), 5500000);
+	for (i = 0; i < p.nr_rows; i++) {
+		const struct profile_row *r = &p.rows[i];
+
+		if (!r->waker)
+			continue;
+		if (!strcmp(strtab__get(&p.str, r->waker), "bravo")) {
+			const uint32_t *fr = profile__stack_frames(&p, r->waker_stack, &nr);
+
+			/* the chain, and the waker's stack from its own process's mappings */
+			CHECK_STR(strtab__get(&p.str, r->chain), "charlie");
+			CHECK(r->waker_stack != UINT32_MAX);
+			CHECK_EQ_U64(nr, 2);
+			if (nr == 2) {
+				CHECK_STR(profile__frame_name(&p, fr[0]), "test_pprof");
+				CHECK_STR(profile__frame_name(&p, fr[1]), "test_folded");
+			}
+		} else {
+			CHECK_EQ_U64(r->chain, 0);
+			CHECK_EQ_U64(r->waker_stack, UINT32_MAX); /* the timer: no stack */
+		}
+		CHECK_EQ_U64(r->tid, 99);
+		CHECK_STR(strtab__get(&p.str, r->comm), "wakee");
+		CHECK_STR(profile__state_name(r->state), "S");
+	}
+out:
+	unlink(wf.path);
+	profile__free(&p);
+}
+
+/* Filters choose waits: a waker sample whose wait was left out goes with it, and is no orphan. */
+static void test_why_filters(void)
+{
+	struct why_file wf;
+	int tids[1] = { 98 };
+	struct session_opts o = { .tids = tids, .nr_tids = 1 };
+	struct profile p;
+	char *buf = NULL;
+
+	why_write(&wf, true, true);
+	if (!why_load(&wf, &o, &p)) {
+		CHECK_EQ_U64(p.events[0].period, 4000000);
+		CHECK_EQ_U64(p.orphan_wakers, 3);
+		CHECK_EQ_U64(why_total(&p, false, "[none]"), 4000000);
+		p.show_wakers = true;
+		OUTPUT(buf, folded__write(&p, 0, f));
+		CHECK_STR(buf, "wakee;test_demangle;unit_probe_fn 4000\n");
+		free(buf);
+	}
+	unlink(wf.path);
+	profile__free(&p);
+}
+
+/* --wakers --folded: offwaketime's layout, byte for byte, in microseconds; --states roots. */
+static void test_why_folded(void)
+{
+	struct why_file wf;
+	struct session_opts o = { 0 };
+	struct profile p;
+	char *buf = NULL;
+
+	why_write(&wf, true, true);
+	if (why_load(&wf, &o, &p))
+		goto out;
+	/* without --wakers and --states: as before */
+	OUTPUT(buf, folded__write(&p, 0, f));
+	CHECK_STR(buf, "wakee;test_demangle;unit_probe_fn 10500\n");
+	free(buf);
+	p.show_wakers = true;
+	OUTPUT(buf, folded__write(&p, 0, f));
+	CHECK_STR(buf, "wakee;test_demangle;unit_probe_fn 5500\n"
+		       "wakee;test_demangle;unit_probe_fn;--;[timer] 2000\n"
+		       "wakee;test_demangle;unit_probe_fn;--;test_folded;test_pprof;bravo;charlie 3000\n");
+	free(buf);
+	p.show_wakers = false;
+	p.show_states = true;
+	OUTPUT(buf, folded__write(&p, 0, f));
+	CHECK_STR(buf, "[D];wakee;test_demangle;unit_probe_fn 1000\n"
+		       "[S];wakee;test_demangle;unit_probe_fn 9000\n"
+		       "[runqueue];wakee;test_demangle;unit_probe_fn 500\n");
+	free(buf);
+	p.show_wakers = true;
+	OUTPUT(buf, folded__write(&p, 0, f));
+	CHECK_STR(buf, "[D];wakee;test_demangle;unit_probe_fn 1000\n"
+		       "[S];wakee;test_demangle;unit_probe_fn 4000\n"
+		       "[S];wakee;test_demangle;unit_probe_fn;--;[timer] 2000\n"
+		       "[S];wakee;test_demangle;unit_probe_fn;--;test_folded;test_pprof;bravo;charlie 3000\n"
+		       "[runqueue];wakee;test_demangle;unit_probe_fn 500\n");
+	free(buf);
+	/* the SVG draws the same stacks */
+	OUTPUT(buf, svg__write(&p, 0, "t", f));
+	CHECK(buf && strstr(buf, "data-n=\"--\""));
+	CHECK(buf && strstr(buf, "data-n=\"charlie\""));
+	CHECK(buf && strstr(buf, "data-n=\"[runqueue]\""));
+	free(buf);
+	/* json says why, and shows no row whose time all went to its waker's */
+	OUTPUT(buf, json__write(&p, f));
+	CHECK(buf && strstr(buf, "\"state\": \"D\", \"waker\": null}"));
+	CHECK(buf && strstr(buf, "\"state\": \"S\", \"waker\": \"bravo\", \"chain\": [\"charlie\"], "
+				 "\"waker_stack\": [{\"sym\": \"test_pprof\""));
+	CHECK(buf && !strstr(buf, "\"samples\": 0,"));
+	free(buf);
+	/* pprof: the same stacks as locations, and labels */
+	{
+		char path[] = "/tmp/offcpu-unit-pprof.XXXXXX";
+		static char pb[65536];
+		int fd = mkstemp(path), len = 0;
+		gzFile gz;
+
+		CHECK(fd >= 0 && pprof__write(&p, 0, fd) == 0);
+		close(fd);
+		gz = gzopen(path, "rb");
+		if (gz) {
+			len = gzread(gz, pb, sizeof(pb));
+			gzclose(gz);
+		}
+		unlink(path);
+		CHECK(len > 0 && memmem(pb, (size_t)len, "\x10" "bravo <- charlie", 17));
+		CHECK(len > 0 && memmem(pb, (size_t)len, "\x02--", 3));
+		CHECK(len > 0 && memmem(pb, (size_t)len, "\x07" "charlie", 8));
+		CHECK(len > 0 && memmem(pb, (size_t)len, "\x0a[runqueue]", 11));
+		CHECK(len > 0 && memmem(pb, (size_t)len, "\x05state", 6));
+	}
+out:
+	unlink(wf.path);
+	profile__free(&p);
+}
+
+/* The text table: --sort comm,state and --sort waker. */
+static void test_why_table(void)
+{
+	struct text_opts t = { .keys = { SORT_COMM, SORT_STATE }, .nr_keys = 2 };
+	struct why_file wf;
+	struct session_opts o = { 0 };
+	struct profile p;
+	char *buf = NULL;
+
+	why_write(&wf, true, true);
+	if (why_load(&wf, &o, &p))
+		goto out;
+	OUTPUT(buf, text__write(&p, &t, f));
+	CHECK_STR(buf, "# offcpu-time: 10.500 ms off-CPU in 5 samples\n"
+		       "#           ms        %  comm              state    \n"
+		       "         9.000   85.71%  wakee             S        \n"
+		       "         1.000    9.52%  wakee             D        \n"
+		       "         0.500    4.76%  wakee             runqueue \n"
+		       "\n");
+	free(buf);
+	t.keys[0] = SORT_WAKER;
+	t.nr_keys = 1;
+	OUTPUT(buf, text__write(&p, &t, f));
+	CHECK_STR(buf, "# offcpu-time: 10.500 ms off-CPU in 5 samples\n"
+		       "#           ms        %  waker           \n"
+		       "         5.500   52.38%  [none]          \n"
+		       "         3.000   28.57%  bravo <- charlie\n"
+		       "         2.000   19.05%  [timer]         \n"
+		       "\n");
+	free(buf);
+out:
+	unlink(wf.path);
+	profile__free(&p);
+}
+
+/* Files without states or wakers (perf's, offcpu before 0.2) read as before. */
+static void test_why_old_files(void)
+{
+	struct text_opts t = { .keys = { SORT_COMM, SORT_STATE }, .nr_keys = 2 };
+	struct why_file wf;
+	struct session_opts o = { 0 };
+	struct profile p;
+	char *buf = NULL;
+	uint32_t i;
+
+	why_write(&wf, false, false);
+	if (!why_load(&wf, &o, &p)) {
+		CHECK(!p.has_states && !p.has_wakers);
+		CHECK_EQ_U64(p.events[0].period, 10500000);
+		for (i = 0; i < p.nr_rows; i++)
+			CHECK(!p.rows[i].state && !p.rows[i].waker);
+		OUTPUT(buf, folded__write(&p, 0, f));
+		CHECK_STR(buf, "wakee;test_demangle;unit_probe_fn 10500\n");
+		free(buf);
+		OUTPUT(buf, text__write(&p, &t, f));
+		CHECK(buf && strstr(buf, "  wakee             ?        \n"));
+		free(buf);
+	}
+	unlink(wf.path);
+	profile__free(&p);
+	/* states, no wakers */
+	why_write(&wf, true, false);
+	if (!why_load(&wf, &o, &p)) {
+		CHECK(p.has_states && !p.has_wakers);
+		CHECK_EQ_U64(why_total(&p, true, "S"), 9000000);
+		CHECK_EQ_U64(p.orphan_wakers, 0);
+	}
+	unlink(wf.path);
+	profile__free(&p);
+}
+
 const struct unit_test report_tests[] = {
 	{ "report: session sorts records of a round by time", test_session_orders_rounds },
 	{ "report: symbolizer resolves this binary, lines, build id check", test_symbolizer_self },
@@ -411,5 +836,10 @@ const struct unit_test report_tests[] = {
 	{ "report: folded output", test_folded },
 	{ "report: a sample without frames in every output", test_empty_stack },
 	{ "report: pprof output read back", test_pprof },
+	{ "report: wait states and wakers: totals, orphan waker samples", test_why_totals },
+	{ "report: wait states and wakers: filters apply to the wait", test_why_filters },
+	{ "report: wait states and wakers: folded, svg and json", test_why_folded },
+	{ "report: wait states and wakers: text table sorted by state and waker", test_why_table },
+	{ "report: files without states or wakers", test_why_old_files },
 	{ 0 },
 };
