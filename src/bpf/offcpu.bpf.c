@@ -336,7 +336,7 @@ struct irq_ctx {
 	__u32 hrtimer;
 	__u32 hardirq; /* in a device's interrupt handler */
 	__u32 pad;
-	__u64 sp; /* scratch: an address on this program's stack */
+	__u64 sp; /* scratch: where the tracepoint's arguments are (see on_task_stack()) */
 };
 
 struct {
