@@ -28,6 +28,7 @@ vm_run() {
 		grep -q "^@@done: " console.log && break
 		cat boot.err
 		tr -d '\r' <console.log | grep -v "^@@" | tail -n 30
+		guest_oops console.log
 		[ $try = 2 ] || note "the $series guest did not finish (try $try): booted again"
 		start=$SECONDS
 	done
@@ -36,7 +37,16 @@ vm_run() {
 	tr -d '\r' <console.log | awk '{ i = index($0, "@@"); if (!i) next; s = substr($0, i)
 		if (s !~ /^@@[a-z0-9.]+: /) next
 		name = substr(s, 3, index(s, ":") - 3); sub(/^@@[a-z0-9.]+: /, "", s); print s > name }'
-	[ -s done ] || { cat boot.err; tail -n 40 console.log; fail "the guest did not finish"; }
+	[ -s done ] || { cat boot.err; tail -n 40 console.log; guest_oops console.log; fail "the guest did not finish"; }
+	[ -z "$(guest_oops console.log)" ] || { guest_oops console.log; fail "the guest kernel reported a fault"; }
+}
+
+# guest_oops LOG: the guest kernel's first oops, panic or lockup report in
+# LOG, whole and said first (a hang's cause is otherwise scrolled away)
+guest_oops() {
+	tr -d '\r' <"$1" | grep -v "^@@" | awk '
+		/Oops:|BUG:|Kernel panic|soft lockup|hung_task|rcu_.*stall/ && !n { n = 1; print "the guest kernel reported:" }
+		n && n++ <= 60 { print "    " $0 }'
 }
 
 # vm_check SERIES: the checks on the files vm_run left
