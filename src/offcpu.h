@@ -42,10 +42,21 @@ struct offcpu_key {
 	__u64 kern_stack; /* key in the kernel stack map; 0: none */
 	__u64 cgroup_id; /* 0 unless cgroups are recorded */
 	__u32 state; /* enum offcpu_state, or OFFCPU_STATE_RUNQ */
-	__u32 waker_kind; /* --wakers: enum offcpu_waker_kind; 0: none seen */
-	__u32 waker_pid, waker_tgid; /* the task that woke it; 0 for an interrupt */
-	__u64 waker_ustack, waker_kstack; /* its stacks when it did (stack map keys) */
-	__u64 waker_chain; /* key in the chain map: the waker's name and who woke it */
+	__u32 pad;
+	__u64 wakeup; /* --wakers: key in the wakeup map (who woke it); 0: none seen */
+};
+
+/*
+ * Who woke a block (--wakers), stored in the wakeup map under a hash of it:
+ * the key carries only that hash, so the summed map's key stays small for
+ * every recording, and equal wakers still sum together.
+ */
+struct offcpu_wakeup {
+	__u32 kind; /* enum offcpu_waker_kind */
+	__u32 pid, tgid; /* the task that woke it; 0 for an interrupt */
+	__u32 pad;
+	__u64 ustack, kstack; /* its stacks when it did (stack map keys) */
+	__u64 chain; /* key in the chain map: the waker's name and who woke it */
 };
 
 /* A block at or above the threshold, sent to user space as it ends. */
@@ -82,8 +93,8 @@ struct offcpu_task {
 	__u32 flags; /* OFFCPU_TASK_* */
 	/* set by the wakeup of the open block (--wakers, or R: the run queue wait split off) */
 	__u64 wake_ts; /* when it was woken; 0: not yet */
-	__u32 waker_kind, waker_pid, waker_tgid, pad;
-	__u64 waker_ustack, waker_kstack, waker_chain;
+	__u64 wakeup; /* --wakers: who woke it, its key in the wakeup map; 0: none */
+	__u64 wake_chain; /* --wakers: that waker's chain, passed on when this task wakes others */
 	/* as a waker: the chain of its own last wakeup, and when it ran after it */
 	__u64 chain, chain_ts;
 };
@@ -162,6 +173,7 @@ enum offcpu_counter {
 	OFFCPU_CNT_WAKEUPS, /* wakeups of recorded blocked threads seen */
 	OFFCPU_CNT_WAKER_IRQ, /* of them, from an interrupt */
 	OFFCPU_CNT_CHAIN_FULL, /* wakers whose chain could not be stored (chain map full) */
+	OFFCPU_CNT_WAKEUP_FULL, /* wakeups whose waker could not be stored (wakeup map full) */
 	OFFCPU_CNT_RUNQ, /* blocks split at their wakeup */
 	OFFCPU_CNT_RUNQ_NS, /* the run queue wait split off */
 	OFFCPU_CNT_UNW_END, /* table walk: blocks whose walk ended for reason 0; + reason: the others */

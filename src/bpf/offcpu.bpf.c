@@ -328,6 +328,15 @@ struct {
 	__uint(max_entries, 16384);
 } chains SEC(".maps");
 
+/* Who woke blocks, by a hash of it (--wakers): the summed and streamed keys
+ * carry the hash. Sized like the stack maps; user space reads and prunes it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct offcpu_wakeup);
+	__uint(max_entries, 1); /* --wakers: --max-stacks */
+} wakeups SEC(".maps");
+
 /* What this cpu is running in interrupt context (--wakers): the soft
  * interrupt being served (vector + 1, 0: none), and whether an hrtimer is
  * expiring. */
@@ -1014,12 +1023,8 @@ static __always_inline void verify_tables(struct task_struct *task, __u64 *buf, 
 static __always_inline void forget_wakeup(struct offcpu_task *t)
 {
 	t->wake_ts = 0;
-	t->waker_kind = 0;
-	t->waker_pid = 0;
-	t->waker_tgid = 0;
-	t->waker_ustack = 0;
-	t->waker_kstack = 0;
-	t->waker_chain = 0;
+	t->wakeup = 0;
+	t->wake_chain = 0;
 }
 
 /* The user stack of the task switching out (current), stored: its key or 0. */
@@ -1206,12 +1211,7 @@ static __always_inline void block_key(struct offcpu_key *key, struct task_struct
 	key->user_stack = t->user_stack;
 	key->state = t->state;
 	key->cgroup_id = t->cgroup_id;
-	key->waker_kind = t->waker_kind;
-	key->waker_pid = t->waker_pid;
-	key->waker_tgid = t->waker_tgid;
-	key->waker_ustack = t->waker_ustack;
-	key->waker_kstack = t->waker_kstack;
-	key->waker_chain = t->waker_chain;
+	key->wakeup = t->wakeup;
 }
 
 /*
@@ -1255,7 +1255,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 	runq = runq_part(t, key.state, now, &delta);
 	/* as a waker from now on, it passes on who woke it */
 	if (record_wakers) {
-		t->chain = key.waker_chain;
+		t->chain = t->wake_chain;
 		t->chain_ts = now;
 	}
 	account(ctx, &key, delta, runq, now);
@@ -1471,20 +1471,42 @@ static __always_inline __u32 irq_waker(void *ctx, char *d, struct task_struct *c
 	return OFFCPU_WAKER_SOFTIRQ;
 }
 
-/* Store a chain under a hash of it: its key, or 0 when the map is full. */
-static __always_inline __u64 store_chain(struct offcpu_chain *ch)
+/* FNV-1a over @n 64-bit words, never 0 (0 is "none" in keys). */
+static __always_inline __u64 hash_words(const __u64 *w, int n, __u64 seed)
 {
-	__u64 h = 0xcbf29ce484222325ULL ^ ch->nr, *w = (__u64 *)ch->names;
+	__u64 h = 0xcbf29ce484222325ULL ^ seed;
 	int i;
 
-	for (i = 0; i < OFFCPU_CHAIN_HOPS * 2; i++) {
+	for (i = 0; i < n; i++) {
 		h ^= w[i];
 		h *= 0x100000001b3ULL;
 	}
 	h ^= h >> 29;
-	h = h ?: 1;
+	return h ?: 1;
+}
+
+/* Store a chain under a hash of it: its key, or 0 when the map is full. */
+static __always_inline __u64 store_chain(struct offcpu_chain *ch)
+{
+	__u64 h = hash_words((const __u64 *)ch->names, OFFCPU_CHAIN_HOPS * 2, ch->nr);
+
 	if (bpf_map_update_elem(&chains, &h, ch, BPF_NOEXIST) && !bpf_map_lookup_elem(&chains, &h)) {
 		count(OFFCPU_CNT_CHAIN_FULL);
+		return 0;
+	}
+	return h;
+}
+
+/* Store who woke a block under a hash of it: its key, or 0 when the map is full. */
+static __always_inline __u64 store_wakeup(const struct offcpu_wakeup *wk)
+{
+	__u64 h = hash_words((const __u64 *)wk, sizeof(*wk) / 8, 0x77616b65);
+
+	/* most wakers are seen again: a lookup is cheaper than an update */
+	if (bpf_map_lookup_elem(&wakeups, &h))
+		return h;
+	if (bpf_map_update_elem(&wakeups, &h, wk, BPF_NOEXIST) && !bpf_map_lookup_elem(&wakeups, &h)) {
+		count(OFFCPU_CNT_WAKEUP_FULL);
 		return 0;
 	}
 	return h;
@@ -1511,18 +1533,18 @@ static __always_inline void note_waker(void *ctx, struct offcpu_task *t, __u64 n
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct offcpu_chain ch = {}, *prev;
+	struct offcpu_wakeup wk = {};
 	struct offcpu_task *w;
 	__u32 kind = irq_waker(ctx, ch.names[0], cur);
 
 	ch.nr = 1;
+	wk.kind = kind;
 	if (kind != OFFCPU_WAKER_TASK) {
 		/* never the task it interrupted */
-		t->waker_kind = kind;
 		count(OFFCPU_CNT_WAKER_IRQ);
 	} else {
-		t->waker_kind = OFFCPU_WAKER_TASK;
-		t->waker_pid = cur->pid;
-		t->waker_tgid = cur->tgid;
+		wk.pid = cur->pid;
+		wk.tgid = cur->tgid;
 		bpf_get_current_comm(ch.names[0], sizeof(ch.names[0]));
 		/* a kernel thread, or a task exiting (it wakes its parent after
 		 * its memory is gone), has no user stack to walk */
@@ -1531,7 +1553,7 @@ static __always_inline void note_waker(void *ctx, struct offcpu_task *t, __u64 n
 		} else {
 			w = bpf_task_storage_get(&task_store, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 			if (w && user_stacks)
-				t->waker_ustack = user_stack(ctx, cur, w, true);
+				wk.ustack = user_stack(ctx, cur, w, true);
 		}
 		/* it was woken itself just before, and has not blocked since */
 		if (w && w->chain && now - w->chain_ts < OFFCPU_CHAIN_NS) {
@@ -1545,8 +1567,10 @@ static __always_inline void note_waker(void *ctx, struct offcpu_task *t, __u64 n
 		}
 	}
 	if (kernel_stacks)
-		t->waker_kstack = current_kstack(ctx);
-	t->waker_chain = store_chain(&ch);
+		wk.kstack = current_kstack(ctx);
+	wk.chain = store_chain(&ch);
+	t->wake_chain = wk.chain;
+	t->wakeup = store_wakeup(&wk);
 }
 
 SEC("?tp_btf/sched_waking")

@@ -31,6 +31,14 @@ struct cached_stack {
 	uint64_t ips[];
 };
 
+/* Who woke a block, read from the wakeup map. in_map: the map may hold it
+ * (read from it, or used since it was last pruned from it). */
+struct cached_wakeup {
+	uint64_t id;
+	bool in_map;
+	struct offcpu_wakeup w;
+};
+
 struct collector {
 	struct offcpu_bpf *skel;
 	bool raw_tp;
@@ -57,6 +65,12 @@ struct collector {
 	struct hashmap chain_idx; /* --wakers: chain key -> index into chains */
 	struct offcpu_chain *chains;
 	size_t nr_chains, cap_chains;
+	struct hashmap wakeup_idx; /* --wakers: wakeup key -> index into wakeups */
+	struct cached_wakeup *wakeups;
+	size_t nr_wakeups, cap_wakeups;
+	size_t *wused; /* wakeups read or used since the last prune */
+	size_t nr_wused, cap_wused;
+	uint64_t unknown_wakeups; /* keys naming a waker the map did not hold */
 };
 
 /*
@@ -318,6 +332,8 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	bpf_program__set_autoload(skel->progs.on_irq_exit, skel->rodata->record_wakers);
 	if (!o->wakers)
 		bpf_map__set_max_entries(skel->maps.chains, 1);
+	else
+		bpf_map__set_max_entries(skel->maps.wakeups, o->max_entries ?: 16384);
 	if (o->transport == OFFCPU_TRANSPORT_RINGBUF)
 		bpf_map__set_max_entries(skel->maps.perf_events, 1);
 	if (!raw_tp)
@@ -877,6 +893,14 @@ long collector__prune_stacks(struct collector *c)
 		cs->in_map = false;
 	}
 	c->nr_used = 0;
+	/* wakers too: cached here by their hash, stored again when seen again */
+	for (i = 0; i < c->nr_wused; i++) {
+		struct cached_wakeup *cw = &c->wakeups[c->wused[i]];
+
+		bpf_map__delete_elem(c->skel->maps.wakeups, &cw->id, sizeof(cw->id), 0);
+		cw->in_map = false;
+	}
+	c->nr_wused = 0;
 	c->pruned += (uint64_t)n;
 	return n;
 }
@@ -930,6 +954,45 @@ const struct offcpu_chain *collector__chain(struct collector *c, uint64_t key)
 	*v = c->nr_chains;
 	c->chains[c->nr_chains] = ch;
 	return &c->chains[c->nr_chains++];
+}
+
+const struct offcpu_wakeup *collector__wakeup(struct collector *c, uint64_t key)
+{
+	struct cached_wakeup *cw;
+	struct offcpu_wakeup w;
+	uint64_t *v;
+	int created;
+
+	if (!key)
+		return NULL;
+	v = hashmap__find(&c->wakeup_idx, &key, sizeof(key));
+	if (!v) {
+		if (bpf_map__lookup_elem(c->skel->maps.wakeups, &key, sizeof(key), &w, sizeof(w), 0)) {
+			c->unknown_wakeups++;
+			return NULL;
+		}
+		if (grow_array((void **)&c->wakeups, &c->cap_wakeups, c->nr_wakeups + 1,
+			       sizeof(*c->wakeups)))
+			return NULL;
+		v = hashmap__upsert(&c->wakeup_idx, &key, sizeof(key), &created);
+		if (!v)
+			return NULL;
+		*v = c->nr_wakeups;
+		c->wakeups[c->nr_wakeups++] = (struct cached_wakeup){ .id = key, .w = w };
+	}
+	cw = &c->wakeups[*v];
+	/* read or used again: the program may have stored it again since a prune */
+	if (!cw->in_map &&
+	    !grow_array((void **)&c->wused, &c->cap_wused, c->nr_wused + 1, sizeof(*c->wused))) {
+		c->wused[c->nr_wused++] = *v;
+		cw->in_map = true;
+	}
+	return &cw->w;
+}
+
+uint64_t collector__unknown_wakeups(const struct collector *c)
+{
+	return c->unknown_wakeups;
 }
 
 uint64_t collector__distinct_stacks(const struct collector *c)
@@ -1002,5 +1065,8 @@ void collector__free(struct collector *c)
 	hashmap__free(&c->stack_idx);
 	hashmap__free(&c->chain_idx);
 	free(c->chains);
+	hashmap__free(&c->wakeup_idx);
+	free(c->wakeups);
+	free(c->wused);
 	free(c);
 }

@@ -113,6 +113,13 @@ uint32_t collector__kernel_stack(struct collector *c, uint64_t key, const uint64
 long collector__prune_stacks(struct collector *c);
 /* A waker's chain by its key (--wakers), looked up once; NULL if unknown. */
 const struct offcpu_chain *collector__chain(struct collector *c, uint64_t key);
+/*
+ * Who woke a block by its key's wakeup (--wakers), looked up once and cached;
+ * NULL if none (counted when the key named one the map did not hold). Prunes
+ * delete those read since the last one from the map.
+ */
+const struct offcpu_wakeup *collector__wakeup(struct collector *c, uint64_t key);
+uint64_t collector__unknown_wakeups(const struct collector *c);
 /* Distinct stacks resolved so far (user and kernel). */
 uint64_t collector__distinct_stacks(const struct collector *c);
 /* Stack map entries deleted by prunes so far. */

@@ -112,17 +112,15 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 {
 	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 4], wakee[2 * OFFCPU_MAX_STACK_DEPTH + 4];
 	char raw[sizeof(struct offcpu_waker_raw) + sizeof(wakee) + 8];
-	const struct offcpu_chain *ch = collector__chain(r->coll, k->waker_chain);
+	const struct offcpu_wakeup *wk = r->o.wakers ? collector__wakeup(r->coll, k->wakeup) : NULL;
+	const struct offcpu_chain *ch;
 	struct offcpu_waker w = {
 		.wakee_pid = k->tgid,
 		.wakee_tid = k->pid,
 		.state = k->state,
-		.kind = k->waker_kind,
 	};
 	struct perf_sample s = {
 		.id = r->ev.waker_id,
-		.pid = k->waker_tgid,
-		.tid = k->waker_pid,
 		.time = time,
 		.cpu = cpu,
 		.period = period,
@@ -135,8 +133,12 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 	uint32_t i;
 	int size;
 
-	if (!r->o.wakers || !k->waker_kind)
+	if (!wk || !wk->kind)
 		return 0;
+	w.kind = wk->kind;
+	s.pid = wk->tgid;
+	s.tid = wk->pid;
+	ch = collector__chain(r->coll, wk->chain);
 	w.nr_chain = ch ? ch->nr : 1;
 	if (w.nr_chain < 1 || w.nr_chain > OFFCPU_CHAIN_MAX)
 		w.nr_chain = 1;
@@ -147,7 +149,7 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 	if (size < 0)
 		return size;
 	s.raw_size = (uint32_t)size;
-	s.nr_ips = callchain(r, k->waker_tgid, k->waker_kstack, k->waker_ustack, chain, &s.ip, &unw);
+	s.nr_ips = callchain(r, wk->tgid, wk->kstack, wk->ustack, chain, &s.ip, &unw);
 	size = perf_sample__encode(WAKER_SAMPLE_TYPE, &s, buf, cap);
 	if (size < 0)
 		return size;
@@ -201,9 +203,7 @@ int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *
 	/* the wait for a CPU after the wakeup: its own state, no waker */
 	rk = *k;
 	rk.state = OFFCPU_STATE_RUNQ;
-	rk.waker_kind = 0;
-	rk.waker_pid = rk.waker_tgid = 0;
-	rk.waker_ustack = rk.waker_kstack = rk.waker_chain = 0;
+	rk.wakeup = 0;
 	return push_one(r, q, &rk, time, runq, cpu, kind, lock);
 }
 

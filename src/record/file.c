@@ -39,6 +39,7 @@ static void all_counters(struct record *r, uint64_t *cnt)
 	cnt[CNT_PROG_MISSES] = collector__prog_misses(r->coll);
 	cnt[CNT_SIDEBAND_LOST] = r->st.sideband_lost;
 	cnt[CNT_ONCPU_LOST] = r->st.oncpu_lost;
+	cnt[CNT_WAKEUP_UNKNOWN] = collector__unknown_wakeups(r->coll);
 }
 
 void print_summary(struct record *r, uint64_t file_size)

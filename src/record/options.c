@@ -390,9 +390,10 @@ uint64_t record_opts__stack_map_bytes(const struct record_opts *o)
 	/* a preallocated hash element: key, value and about 48 bytes of the map's own */
 	uint64_t stack = 8 + OFFCPU_MAX_STACK_DEPTH * 8 + 48;
 	uint64_t sum = sizeof(struct offcpu_key) + sizeof(struct offcpu_val) + 48;
+	uint64_t wakeup = o->wakers ? 8 + sizeof(struct offcpu_wakeup) + 48 : 0;
 	int maps = !!(o->stacks & STACKS_USER) + !!(o->stacks & STACKS_KERNEL);
 
-	return (uint64_t)o->max_entries * (stack * (uint64_t)maps + 2 * sum);
+	return (uint64_t)o->max_entries * (stack * (uint64_t)maps + 2 * sum + wakeup);
 }
 
 int record_opts__parse(struct record_opts *o, int argc, char **argv)

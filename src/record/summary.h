@@ -24,6 +24,7 @@ enum {
 	CNT_PROG_MISSES = OFFCPU_CNT_NR, /* the kernel skipped the program (recursion) */
 	CNT_SIDEBAND_LOST, /* side-band records the buffers overran */
 	CNT_ONCPU_LOST, /* on-CPU samples the buffers overran */
+	CNT_WAKEUP_UNKNOWN, /* blocks whose waker was not in the wakeup map when read */
 	CNT_ALL,
 };
 
