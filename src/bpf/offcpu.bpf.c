@@ -1490,6 +1490,9 @@ static __always_inline __u64 store_chain(struct offcpu_chain *ch)
 {
 	__u64 h = hash_words((const __u64 *)ch->names, OFFCPU_CHAIN_HOPS * 2, ch->nr);
 
+	/* chains repeat: a lookup is cheaper than an update that fails */
+	if (bpf_map_lookup_elem(&chains, &h))
+		return h;
 	if (bpf_map_update_elem(&chains, &h, ch, BPF_NOEXIST) && !bpf_map_lookup_elem(&chains, &h)) {
 		count(OFFCPU_CNT_CHAIN_FULL);
 		return 0;
