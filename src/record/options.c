@@ -60,7 +60,7 @@ static const struct argp_option record_options[] = {
 	{ "overwrite", OPT_OVERWRITE, 0, 0, "Flight recorder: keep only the newest blocks and side-band in overwritable kernel buffers (-m sizes them), read nothing until SIGUSR2 writes them to NAME.YYYYMMDDHHMMSScc; a last file at exit. Implies --switch-output=signal and --off-cpu-thresh 0", 3 },
 	{ "quiet", 'q', 0, 0, "No start line and no summary", 3 },
 	{ 0, 0, 0, 0, "Buffers:", 4 },
-	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks the kernel holds between two flushes, and distinct contexts summed (default 16384: about 20 MiB of kernel memory with user stacks, 37 MiB with both; at most a quarter of the machine's memory). Stacks are taken out of the kernel's maps at every flush, so a long recording never fills them", 4 },
+	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks the kernel holds between two flushes, distinct contexts summed, and with --wakers distinct wakers (default 16384: about 20 MiB of kernel memory with user stacks, 37 MiB with both, 1.5 MiB more with --wakers; at most a quarter of the machine's memory). Stacks and wakers are taken out of the kernel's maps at every flush, so a long recording never fills them", 4 },
 	{ "mmap-pages", 'm', "PAGES", 0, "Side-band and on-CPU buffer per CPU, in pages, a power of two (default 128)", 4 },
 	{ "buffer-size", OPT_BUFFER, "SIZE", 0, "Buffer for blocks streamed at once, e.g. 512K, 8M (default 4M; a power of two)", 4 },
 	{ "transport", OPT_TRANSPORT, "ringbuf|perfbuf", 0, "How streamed blocks reach offcpu (default ringbuf, see bench/)", 4 },
