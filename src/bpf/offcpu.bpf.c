@@ -64,6 +64,9 @@ const volatile bool kernel_stacks = false;
 const volatile __u32 state_mask = OFFCPU_DEFAULT_STATES;
 /* R recorded: a block's wait for a CPU after its wakeup is split off (OFFCPU_STATE_RUNQ) */
 const volatile bool runq_split = false;
+/* with it: the run queue wait from the scheduler's enqueue time (else from
+ * the sched_waking program's stamp) */
+const volatile bool runq_queued = false;
 /* --wakers: who woke each block, with its stacks and chain */
 const volatile bool record_wakers = false;
 /* sched_switch passes prev_state (5.18+): a concurrent wakeup may already
@@ -1219,15 +1222,35 @@ static __always_inline void block_key(struct offcpu_key *key, struct task_struct
  * is a wait of its own (OFFCPU_STATE_RUNQ) without the waker: returns its
  * length, taken off *@delta. The block's end is @end.
  */
-static __always_inline __u64 runq_part(const struct offcpu_task *t, __u32 state, __u64 end,
-				       __u64 *delta)
+static __always_inline __u64 runq_part(struct task_struct *next, const struct offcpu_task *t,
+				       __u32 state, __u64 end, __u64 *delta, bool btf)
 {
-	__u64 runq;
+	__u64 runq = 0, queued;
 
-	if (!runq_split || !t->wake_ts || t->wake_ts < t->ts || t->wake_ts > end ||
-	    state == OFFCPU_STATE_R)
+	if (!runq_split || state == OFFCPU_STATE_R)
 		return 0;
-	runq = end - t->wake_ts;
+	if (runq_queued) {
+		/*
+		 * The scheduler's own account: when the task was queued (its
+		 * wakeup; cleared when it runs, after this tracepoint), on the
+		 * clock of this run queue, which __schedule() has just updated.
+		 */
+		if (!bpf_core_field_exists(next->sched_info.last_queued) ||
+		    !bpf_core_field_exists(next->se.cfs_rq))
+			return 0;
+		/* (direct loads on tp_btf: a helper call each costs more) */
+		queued = btf ? next->sched_info.last_queued :
+			       BPF_CORE_READ(next, sched_info.last_queued);
+		if (queued)
+			runq = (btf ? next->se.cfs_rq->rq->clock :
+				      BPF_CORE_READ(next, se.cfs_rq, rq, clock)) - queued;
+		if (!queued || (__s64)runq < 0 || runq > *delta)
+			return 0;
+	} else {
+		if (!t->wake_ts || t->wake_ts < t->ts || t->wake_ts > end)
+			return 0;
+		runq = end - t->wake_ts;
+	}
 	*delta -= runq;
 	count(OFFCPU_CNT_RUNQ);
 	count_n(OFFCPU_CNT_RUNQ_NS, runq);
@@ -1252,7 +1275,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 	block_key(&key, next, t, btf);
 	if (kernel_stacks && btf)
 		key.kern_stack = kernel_stack(next);
-	runq = runq_part(t, key.state, now, &delta);
+	runq = runq_part(next, t, key.state, now, &delta, btf);
 	/* as a waker from now on, it passes on who woke it */
 	if (record_wakers) {
 		t->chain = t->wake_chain;
@@ -1838,7 +1861,7 @@ static __always_inline void open_block(struct task_struct *task, bool btf)
 		count_n(OFFCPU_CNT_OPEN_START_NS, open_now - t->ts);
 	}
 	delta = open_now - t->ts;
-	runq = runq_part(t, key.state, open_now, &delta);
+	runq = runq_part(task, t, key.state, open_now, &delta, btf);
 	add_summed(&key, delta, runq);
 	t->ts = 0;
 	t->flags = 0;

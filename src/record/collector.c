@@ -166,16 +166,38 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* Whether this kernel's sched_switch tracepoint passes prev_state (5.18+). */
-static bool switch_has_prev_state(const char *btf_path)
+/* Whether struct @sname of @btf has a member @mname. */
+static bool btf_has_member(const struct btf *btf, const char *sname, const char *mname)
+{
+	int id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m;
+	int i;
+
+	if (!t)
+		return false;
+	for (i = 0, m = btf_members(t); i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), mname))
+			return true;
+	return false;
+}
+
+/*
+ * What the program asks of this kernel's types: whether sched_switch passes
+ * prev_state (5.18+), and whether a task's run queue wait can be read from
+ * the scheduler's own account at its switch-in (CONFIG_SCHED_INFO's
+ * sched_info.last_queued, on the clock of the run queue reached through
+ * CONFIG_FAIR_GROUP_SCHED's se.cfs_rq->rq).
+ */
+static void kernel_types(const char *btf_path, bool *prev_state, bool *queued_clock)
 {
 	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
 	const struct btf_type *t;
-	bool ret = false;
 	int id;
 
+	*prev_state = *queued_clock = false;
 	if (!btf)
-		return false;
+		return;
 	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
 	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
 	if (t)
@@ -183,9 +205,12 @@ static bool switch_has_prev_state(const char *btf_path)
 	if (t && btf_is_ptr(t))
 		t = btf__type_by_id(btf, t->type); /* func proto: (void *, preempt, prev, next[, prev_state]) */
 	if (t && btf_is_func_proto(t))
-		ret = btf_vlen(t) >= 5;
+		*prev_state = btf_vlen(t) >= 5;
+	*queued_clock = btf_has_member(btf, "task_struct", "sched_info") &&
+			btf_has_member(btf, "sched_info", "last_queued") &&
+			btf_has_member(btf, "sched_entity", "cfs_rq") &&
+			btf_has_member(btf, "cfs_rq", "rq") && btf_has_member(btf, "rq", "clock");
 	btf__free(btf);
-	return ret;
 }
 
 /* A number from /proc/sys, or @dflt if it cannot be read. */
@@ -211,6 +236,7 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
 	struct offcpu_bpf *skel;
 	int ncpus = libbpf_num_possible_cpus();
+	bool prev_state, queued_clock;
 
 	skel = offcpu_bpf__open_opts(&oo);
 	if (!skel)
@@ -286,7 +312,8 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	}
 #endif
 	skel->rodata->state_mask = o->state_mask;
-	skel->rodata->has_prev_state = switch_has_prev_state(o->btf_path);
+	kernel_types(o->btf_path, &prev_state, &queued_clock);
+	skel->rodata->has_prev_state = prev_state;
 	skel->rodata->thresh_ns = o->thresh_ns;
 	skel->rodata->transport = o->transport;
 	skel->rodata->wakeup_bytes = o->buffer_bytes / 4;
@@ -321,9 +348,15 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	bpf_program__set_autoload(skel->progs.open_blocks_raw, raw_tp);
 	/* wakeups: tp_btf only (task storage); the run queue split with R */
 	skel->rodata->runq_split = !raw_tp && (o->state_mask & OFFCPU_STATE_MASK(OFFCPU_STATE_R));
+	/* the split from the scheduler's own enqueue time where the kernel's
+	 * types allow: no program at each wakeup (OFFCPU_TEST_RUNQ=wakeup
+	 * stamps the wakeups instead, for the tests to compare) */
+	skel->rodata->runq_queued = queued_clock && !(getenv("OFFCPU_TEST_RUNQ") &&
+						      !strcmp(getenv("OFFCPU_TEST_RUNQ"), "wakeup"));
 	skel->rodata->record_wakers = !raw_tp && o->wakers;
 	bpf_program__set_autoload(skel->progs.on_waking,
-				  skel->rodata->runq_split || skel->rodata->record_wakers);
+				  (skel->rodata->runq_split && !skel->rodata->runq_queued) ||
+					  skel->rodata->record_wakers);
 	bpf_program__set_autoload(skel->progs.on_softirq_entry, skel->rodata->record_wakers);
 	bpf_program__set_autoload(skel->progs.on_softirq_exit, skel->rodata->record_wakers);
 	bpf_program__set_autoload(skel->progs.on_hrtimer_entry, skel->rodata->record_wakers);
@@ -710,6 +743,14 @@ bool collector__follows(struct collector *c, int tgid)
 const char *collector__attach_kind(const struct collector *c)
 {
 	return c->raw_tp ? "raw_tp" : "tp_btf";
+}
+
+const char *collector__runq_source(const struct collector *c)
+{
+	if (!c->skel->rodata->runq_split)
+		return NULL;
+	return c->skel->rodata->runq_queued ? "the scheduler's enqueue times (sched_info)" :
+					      "a sched_waking program's stamps";
 }
 
 const char *collector__fallbacks(const struct collector *c)

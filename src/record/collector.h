@@ -120,6 +120,8 @@ const struct offcpu_chain *collector__chain(struct collector *c, uint64_t key);
  */
 const struct offcpu_wakeup *collector__wakeup(struct collector *c, uint64_t key);
 uint64_t collector__unknown_wakeups(const struct collector *c);
+/* With R recorded: where the run queue wait after a wakeup is taken from. */
+const char *collector__runq_source(const struct collector *c);
 /* Distinct stacks resolved so far (user and kernel). */
 uint64_t collector__distinct_stacks(const struct collector *c);
 /* Stack map entries deleted by prunes so far. */

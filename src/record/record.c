@@ -462,6 +462,8 @@ int cmd_record(int argc, char **argv)
 	if (collector__fallbacks(r.coll))
 		fprintf(stderr, "offcpu: FALLBACK: %s\n", collector__fallbacks(r.coll));
 	pr_info("attached with %s", collector__attach_kind(r.coll));
+	if (collector__runq_source(r.coll))
+		pr_info("run queue waits after wakeups split off from %s", collector__runq_source(r.coll));
 	/* threads of the targets already blocked: their blocks count from now */
 	r.start_ns = now_ns();
 	{

@@ -160,12 +160,18 @@ void summary__print(FILE *f, const struct summary *s)
 			(unsigned long long)cnt[OFFCPU_CNT_OPEN_START],
 			cnt[OFFCPU_CNT_OPEN_START_NS] / 1e9, (unsigned long long)cnt[OFFCPU_CNT_OPEN_END],
 			cnt[OFFCPU_CNT_OPEN_END_NS] / 1e9);
-	if (cnt[OFFCPU_CNT_WAKEUPS] || cnt[OFFCPU_CNT_RUNQ])
-		fprintf(f, "offcpu: wakeups of recorded blocks: %llu seen (%llu by an interrupt); "
-			"%llu blocks split at their wakeup, %.3f s waiting for a CPU after it\n",
-			(unsigned long long)cnt[OFFCPU_CNT_WAKEUPS],
-			(unsigned long long)cnt[OFFCPU_CNT_WAKER_IRQ],
-			(unsigned long long)cnt[OFFCPU_CNT_RUNQ], cnt[OFFCPU_CNT_RUNQ_NS] / 1e9);
+	if (cnt[OFFCPU_CNT_WAKEUPS] || cnt[OFFCPU_CNT_RUNQ]) {
+		fprintf(f, "offcpu: ");
+		if (cnt[OFFCPU_CNT_WAKEUPS])
+			fprintf(f, "wakeups of recorded blocks: %llu seen (%llu by an interrupt)%s",
+				(unsigned long long)cnt[OFFCPU_CNT_WAKEUPS],
+				(unsigned long long)cnt[OFFCPU_CNT_WAKER_IRQ],
+				cnt[OFFCPU_CNT_RUNQ] ? "; " : "");
+		if (cnt[OFFCPU_CNT_RUNQ])
+			fprintf(f, "%llu blocks split at their wakeup, %.3f s waiting for a CPU after it",
+				(unsigned long long)cnt[OFFCPU_CNT_RUNQ], cnt[OFFCPU_CNT_RUNQ_NS] / 1e9);
+		fputc('\n', f);
+	}
 	fmt_size(s->map_bytes, size, sizeof(size));
 	fprintf(f, "offcpu: kernel maps: %u stacks and summed contexts between flushes (%s, "
 		"--max-stacks); summed blocks written ", s->max_stacks, size);
