@@ -26,6 +26,27 @@ test_why_ground_truth() {
 	note "$why_figures"
 }
 
+# the run queue split without a program at each wakeup (the scheduler's
+# enqueue time, read at the switch-in) and with one (a sched_waking stamp):
+# both hold the sleeper's wait for a CPU to the kernel's own account, and -v
+# says which one ran
+test_why_runq_sources() {
+	local src
+	for src in queued wakeup; do
+		OFFCPU_TEST_RUNQ=$src record_why -v --state SDR
+		if [ $src = queued ]; then
+			grep -q "split off from the scheduler's enqueue times" rec.err || fail "-v does not name the enqueue times"
+			! grep -q "wakeups of recorded blocks" rec.err || fail "a wakeup program ran for the split"
+		else
+			grep -q "split off from a sched_waking program's stamps" rec.err || fail "-v does not name the stamps"
+		fi
+		"$OFFCPU" report -i why.data --folded --states >states.folded || fail "report --folded --states failed"
+		grep '^\[.*runq_sleeper' states.folded | cut -c1-160
+		runq_check truth.txt states.folded
+		note "$src: $runq_figures"
+	done
+}
+
 # perf reads the file: offcpu-time totals per thread are what offcpu report
 # gives, the waker samples add nothing to them, and the wakee's waits are all there
 test_why_perf_totals() {

@@ -26,13 +26,16 @@
  * own CPU time reaches SPIN_CPU_MS; the CPU is shared, so each also waits
  * about as long for it. Each publishes wall time minus CPU time (the time it
  * was runnable but not running) and, as CALLS, its involuntary context
- * switches.
+ * switches. A third thread on their CPU, at nice 19, sleeps 2 ms RUNQ_ROUNDS
+ * times and waits for the CPU after each wakeup; it publishes the kernel's
+ * own account of that wait (schedstat's run_delay) as runq_wait.
  *
  * Result lines (-r FILE, default stdout), COMM TID BLOCKED_NS CALLS, where
  * COMM is a label and TID the thread that waited (the wakee for the first
  * five):
  *   by_alpha ~300 ms 3, by_bravo ~600 ms 3, by_charlie ~300 ms 3,
- *   timer_sleep ~250 ms 1, vfork_d ~200 ms 1, spin_a ~500 ms, spin_b ~500 ms
+ *   timer_sleep ~250 ms 1, vfork_d ~200 ms 1, spin_a ~500 ms, spin_b ~500 ms,
+ *   runq_wait (varies: 100-900 ms)
  * -s SCALE multiplies every duration; -w FILE waits for FILE before starting.
  * A failed call prints to stderr and exits 1. About 2.7 s with -s 1.
  */
@@ -58,6 +61,7 @@
 #define VFORK_MS	200
 #define SPIN_CPU_MS	500	/* two on one CPU: ~500 ms waiting each */
 #define ROUNDS		3
+#define RUNQ_ROUNDS	50	/* the sleeper beside the spinners: 2 ms sleeps */
 
 static int pipe_a[2], pipe_b[2];		/* the wakee's waits */
 static int go_alpha[2], go_bravo[2], go_charlie[2];	/* wakee -> waker */
@@ -328,6 +332,49 @@ __attribute__((noinline)) static void *spin_main(void *arg)
 	return NULL;
 }
 
+/* This thread's run queue wait so far, the scheduler's own account (the
+ * second field of /proc/thread-self/schedstat, CONFIG_SCHED_INFO). */
+static long long run_delay_ns(void)
+{
+	unsigned long long ran, delay;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (!f)
+		die("/proc/thread-self/schedstat");
+	if (fscanf(f, "%llu %llu", &ran, &delay) != 2) {
+		errno = EINVAL;
+		die("/proc/thread-self/schedstat");
+	}
+	fclose(f);
+	return (long long)delay;
+}
+
+/*
+ * Beside the spinners, on their CPU, at nice 19: sleeps 2 ms RUNQ_ROUNDS
+ * times and, after each wakeup, waits for the CPU a spinner holds. Publishes
+ * the kernel's account of its run queue wait over that time (it is read
+ * while running, so no wait is half counted).
+ */
+__attribute__((noinline)) static void *runq_sleeper_main(void *arg)
+{
+	long long before;
+	int err, i;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "runq_sleeper");
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19))
+		die("setpriority");
+	/* read before the barrier: the wait after its wakeup counts too */
+	before = run_delay_ns();
+	err = pthread_barrier_wait(&spin_start);
+	if (err && err != PTHREAD_BARRIER_SERIAL_THREAD)
+		check(err, "pthread_barrier_wait");
+	for (i = 0; i < RUNQ_ROUNDS; i++)
+		sleep_ms(2);
+	publish("runq_wait", run_delay_ns() - before, RUNQ_ROUNDS);
+	return NULL;
+}
+
 static void start_on(pthread_t *th, int cpu, void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t attr;
@@ -372,7 +419,7 @@ static void pick_cpus(void)
 int main(int argc, char **argv)
 {
 	const char *result_path = truth_start(argc, argv, "wakers");
-	pthread_t wakee, alpha, bravo, charlie, spin_a, spin_b;
+	pthread_t wakee, alpha, bravo, charlie, spin_a, spin_b, sleeper;
 
 	pick_cpus();
 	if (pipe(pipe_a) || pipe(pipe_b) || pipe(go_alpha) || pipe(go_bravo) ||
@@ -388,11 +435,13 @@ int main(int argc, char **argv)
 	join(bravo);
 	join(charlie);
 
-	check(pthread_barrier_init(&spin_start, NULL, 2), "pthread_barrier_init");
+	check(pthread_barrier_init(&spin_start, NULL, 3), "pthread_barrier_init");
 	start_on(&spin_a, spin_cpu, spin_main, "spin_a");
 	start_on(&spin_b, spin_cpu, spin_main, "spin_b");
+	start_on(&sleeper, spin_cpu, runq_sleeper_main, NULL);
 	join(spin_a);
 	join(spin_b);
+	join(sleeper);
 
 	if (truth_write(result_path)) {
 		fprintf(stderr, "wakers: cannot write %s: %s\n",
