@@ -91,7 +91,8 @@ struct offcpu_task {
 	__u64 stack_lo, stack_hi; /* the user stack mapping its sp was last seen in (table walk) */
 	__u32 state;
 	__u32 flags; /* OFFCPU_TASK_* */
-	/* set by the wakeup of the open block (--wakers, or R: the run queue wait split off) */
+	/* set by the wakeup of the open block (--wakers; or R on a kernel whose types
+	 * lack the scheduler's enqueue time, for the run queue split) */
 	__u64 wake_ts; /* when it was woken; 0: not yet */
 	__u64 wakeup; /* --wakers: who woke it, its key in the wakeup map; 0: none */
 	__u64 wake_chain; /* --wakers: that waker's chain, passed on when this task wakes others */
