@@ -142,12 +142,13 @@ why_check() {
 # waits for their CPU after each wakeup; its run queue and preempted time in
 # STATES (--folded --states, µs) against the kernel's own account of its run
 # queue wait (schedstat): within 5%, with room above for its preempted time.
-# The kernel's account leaves out some preemptions: sched_info_depart()
-# queues a switched-out task there only when its state is TASK_RUNNING, so a
-# preemption that comes after the task set itself to sleep is not counted
-# there, and is here (seen: 107 against 102 ms with 42 preempted on 6.18,
-# 888 against 849 with 90 preempted on 6.12; exact in most runs). Sets
-# runq_figures.
+# Whether the kernel's account includes a task's waits after preemptions
+# depends on the kernel: on 6.1 the run queue and preempted time summed to
+# it (872 + 36 against 907 ms), on 6.18 mostly (110 + 47 against 152, exact
+# in other runs), on 6.12 the run queue part
+# alone did, by either source (enqueue times: 779 against 788 ms, 576
+# against 591; wakeup stamps: 884 against 888, 722 against 733), with 11 to
+# 231 ms preempted on top. Sets runq_figures.
 runq_check() {
 	local truth=$1 st=$2 want got rq lo hi
 	want=$(awk '$1 == "runq_wait" { print $3 }' "$truth")
