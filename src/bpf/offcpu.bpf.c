@@ -1508,34 +1508,34 @@ static __always_inline __u64 hash_words(const __u64 *w, int n, __u64 seed)
 	return h ?: 1;
 }
 
-/* Store a chain under a hash of it: its key, or 0 when the map is full. */
-static __always_inline __u64 store_chain(struct offcpu_chain *ch)
+/*
+ * Store @val in @map under its hash @h, unless there already: @h, or 0 when
+ * the map is full (counted in @full). Chains and wakers repeat: a lookup is
+ * cheaper than an update that fails.
+ */
+static __always_inline __u64 store_hashed(void *map, __u64 h, const void *val, __u32 full)
 {
-	__u64 h = hash_words((const __u64 *)ch->names, OFFCPU_CHAIN_HOPS * 2, ch->nr);
-
-	/* chains repeat: a lookup is cheaper than an update that fails */
-	if (bpf_map_lookup_elem(&chains, &h))
+	if (bpf_map_lookup_elem(map, &h))
 		return h;
-	if (bpf_map_update_elem(&chains, &h, ch, BPF_NOEXIST) && !bpf_map_lookup_elem(&chains, &h)) {
-		count(OFFCPU_CNT_CHAIN_FULL);
+	if (bpf_map_update_elem(map, &h, val, BPF_NOEXIST) && !bpf_map_lookup_elem(map, &h)) {
+		count(full);
 		return 0;
 	}
 	return h;
 }
 
+/* Store a chain under a hash of it: its key, or 0 when the map is full. */
+static __always_inline __u64 store_chain(const struct offcpu_chain *ch)
+{
+	return store_hashed(&chains, hash_words((const __u64 *)ch->names, OFFCPU_CHAIN_HOPS * 2, ch->nr),
+			    ch, OFFCPU_CNT_CHAIN_FULL);
+}
+
 /* Store who woke a block under a hash of it: its key, or 0 when the map is full. */
 static __always_inline __u64 store_wakeup(const struct offcpu_wakeup *wk)
 {
-	__u64 h = hash_words((const __u64 *)wk, sizeof(*wk) / 8, 0x77616b65);
-
-	/* most wakers are seen again: a lookup is cheaper than an update */
-	if (bpf_map_lookup_elem(&wakeups, &h))
-		return h;
-	if (bpf_map_update_elem(&wakeups, &h, wk, BPF_NOEXIST) && !bpf_map_lookup_elem(&wakeups, &h)) {
-		count(OFFCPU_CNT_WAKEUP_FULL);
-		return 0;
-	}
-	return h;
+	return store_hashed(&wakeups, hash_words((const __u64 *)wk, sizeof(*wk) / 8, 0x77616b65),
+			    wk, OFFCPU_CNT_WAKEUP_FULL);
 }
 
 /* The kernel stack of the current task or interrupt, stored: its key or 0. */
