@@ -980,15 +980,8 @@ const struct offcpu_chain *collector__chain(struct collector *c, uint64_t key)
 	/* chains are few and never deleted: the map keeps them too */
 	if (bpf_map__lookup_elem(c->skel->maps.chains, &key, sizeof(key), &ch, sizeof(ch), 0))
 		return NULL;
-	if (c->nr_chains == c->cap_chains) {
-		size_t cap = c->cap_chains ? 2 * c->cap_chains : 64;
-		struct offcpu_chain *n = realloc(c->chains, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		c->chains = n;
-		c->cap_chains = cap;
-	}
+	if (grow_array((void **)&c->chains, &c->cap_chains, c->nr_chains + 1, sizeof(*c->chains)))
+		return NULL;
 	v = hashmap__upsert(&c->chain_idx, &key, sizeof(key), &created);
 	if (!v)
 		return NULL;
