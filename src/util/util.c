@@ -14,9 +14,33 @@ char **cmdline_argv;
 
 static void vlog(const char *prefix, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "offcpu: %s", prefix);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char small[512], *msg = small, *out = NULL;
+	size_t len, need;
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(small, sizeof(small), fmt, aq);
+	va_end(aq);
+	if (n >= (int)sizeof(small)) {
+		msg = malloc((size_t)n + 1);
+		if (msg)
+			vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	}
+	if (n >= 0 && msg) {
+		len = (size_t)n;
+		if (len && msg[len - 1] == '\n')
+			len--; /* the one newline a message may end with is the logger's */
+		need = str_escape_n(NULL, 0, msg, len);
+		out = malloc(need + 1);
+		if (out)
+			str_escape_n(out, need + 1, msg, len);
+	}
+	/* one call: the line is written whole, not interleaved with another thread's */
+	fprintf(stderr, "offcpu: %s%s\n", prefix, out ? out : "(a message was lost: out of memory)");
+	free(out);
+	if (msg != small)
+		free(msg);
 }
 
 #define DEFINE_LOG(name, level, prefix)                                                    \
@@ -225,4 +249,163 @@ const char *fmt_size(uint64_t bytes, char *buf, size_t cap)
 	else
 		snprintf(buf, cap, "%.1f %s", v, units[u]);
 	return buf;
+}
+
+size_t utf8_decode(const char *s, size_t n, uint32_t *cp)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t c, min;
+	size_t len, i;
+
+	if (!n)
+		return 0;
+	if (u[0] < 0x80) {
+		*cp = u[0];
+		return 1;
+	}
+	if (u[0] >= 0xc2 && u[0] <= 0xdf) {
+		len = 2, c = u[0] & 0x1f, min = 0x80;
+	} else if ((u[0] & 0xf0) == 0xe0) {
+		len = 3, c = u[0] & 0x0f, min = 0x800;
+	} else if (u[0] >= 0xf0 && u[0] <= 0xf4) {
+		len = 4, c = u[0] & 0x07, min = 0x10000;
+	} else {
+		return 0; /* a continuation byte, 0xc0/0xc1 (always overlong) or 0xf5.. */
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((u[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (u[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+bool unicode_unsafe(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* Terminal columns of a code point: enough of wcwidth() to keep a table aligned. */
+static size_t cp_width(uint32_t cp)
+{
+	static const uint32_t zero[][2] = {
+		{ 0x0300, 0x036f }, { 0x1ab0, 0x1aff }, { 0x1dc0, 0x1dff }, { 0x200b, 0x200d },
+		{ 0x20d0, 0x20ff }, { 0xfe00, 0xfe0f }, { 0xfe20, 0xfe2f },
+	};
+	static const uint32_t wide[][2] = {
+		{ 0x1100, 0x115f },   { 0x2e80, 0x303e },   { 0x3041, 0x33ff }, { 0x3400, 0x4dbf },
+		{ 0x4e00, 0x9fff },   { 0xa000, 0xa4cf },   { 0xac00, 0xd7a3 }, { 0xf900, 0xfaff },
+		{ 0xfe30, 0xfe4f },   { 0xff00, 0xff60 },   { 0xffe0, 0xffe6 }, { 0x1f300, 0x1f64f },
+		{ 0x1f900, 0x1f9ff }, { 0x20000, 0x3fffd },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(zero); i++)
+		if (cp >= zero[i][0] && cp <= zero[i][1])
+			return 0;
+	for (i = 0; i < ARRAY_SIZE(wide); i++)
+		if (cp >= wide[i][0] && cp <= wide[i][1])
+			return 2;
+	return 1;
+}
+
+/*
+ * The escaped form of the character at @s (@n >= 1 bytes left) into @buf (at
+ * least 8 bytes); returns its length, with the bytes it stands for in *@used
+ * and the terminal columns it takes in *@cols.
+ */
+static size_t esc_char(const char *s, size_t n, char *buf, size_t *used, size_t *cols)
+{
+	unsigned char c = (unsigned char)*s;
+	uint32_t cp;
+	size_t k;
+
+	*used = 1;
+	if (c >= 0x20 && c < 0x7f && c != '\\') {
+		buf[0] = (char)c;
+		*cols = 1;
+		return 1;
+	}
+	if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
+		buf[0] = '\\';
+		buf[1] = c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+		*cols = 2;
+		return 2;
+	}
+	k = c < 0x80 ? 0 : utf8_decode(s, n, &cp);
+	if (!k) { /* a control byte, DEL, or a byte that is not UTF-8 */
+		snprintf(buf, 8, "\\x%02x", c);
+		*cols = 4;
+		return 4;
+	}
+	*used = k;
+	if (unicode_unsafe(cp)) {
+		snprintf(buf, 8, "\\u%04x", (unsigned)cp);
+		*cols = 6;
+		return 6;
+	}
+	memcpy(buf, s, k);
+	*cols = cp_width(cp);
+	return k;
+}
+
+size_t str_escape_n(char *out, size_t cap, const char *s, size_t len)
+{
+	size_t total = 0, at = 0, used, cols, k;
+	bool full = false;
+	char buf[8];
+
+	while (at < len) {
+		k = esc_char(s + at, len - at, buf, &used, &cols);
+		at += used;
+		/* a character that does not fit ends the copy: never half of one */
+		if (!full && total + k < cap)
+			memcpy(out + total, buf, k);
+		else if (!full) {
+			full = true;
+			if (cap)
+				out[total] = 0;
+		}
+		total += k;
+	}
+	if (!full && cap)
+		out[total] = 0;
+	return total;
+}
+
+size_t str_escape(char *out, size_t cap, const char *s)
+{
+	return str_escape_n(out, cap, s, strlen(s));
+}
+
+char *str_escape_dup(const char *s)
+{
+	size_t need = str_escape(NULL, 0, s);
+	char *out = malloc(need + 1);
+
+	if (out)
+		str_escape(out, need + 1, s);
+	return out;
+}
+
+size_t fput_escaped(FILE *f, const char *s, size_t width)
+{
+	size_t len = strlen(s), at = 0, used, cols, total = 0, k;
+	char buf[8];
+
+	while (at < len) {
+		k = esc_char(s + at, len - at, buf, &used, &cols);
+		fwrite(buf, 1, k, f);
+		at += used;
+		total += cols;
+	}
+	for (; total < width; total++)
+		fputc(' ', f);
+	return total;
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #ifndef OFFCPU_VERSION
@@ -18,7 +19,12 @@
 extern int cmdline_argc;
 extern char **cmdline_argv;
 
-/* Log levels: errors and warnings always print; info with -v, debug with -vv. */
+/*
+ * Log levels: errors and warnings always print; info with -v, debug with -vv.
+ * Messages embed names and paths other users chose: each is printed escaped
+ * as str_escape() does (a trailing newline, which the logger adds anyway, is
+ * dropped), so no message can forge a line or send a terminal a sequence.
+ */
 extern int log_verbosity;
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -60,6 +66,44 @@ int grow_array(void **p, size_t *cap, size_t need, size_t elem);
 		}                                                                          \
 		lo_ ? lo_ - 1 : SIZE_MAX;                                                  \
 	})
+
+/*
+ * Names other users choose (process and thread names, paths, symbol and file
+ * names from their ELF files, event names in their perf.data) made safe to
+ * show on a terminal, and unambiguous:
+ *   \n \t \r and \\ for a newline, tab, carriage return and backslash;
+ *   \xNN for other bytes below 0x20, for DEL (0x7f), and for each byte that
+ *     is not part of valid UTF-8 (a lone 0x9b is CSI to a Latin-1 terminal);
+ *   \uNNNN for the code points terminals act on or that reorder a line: the
+ *     C1 controls U+0080..U+009F (xterm takes U+009B as CSI), the bidi
+ *     controls (U+061C, U+200E/F, U+202A..U+202E, U+2066..U+2069) and the
+ *     line and paragraph separators U+2028/U+2029;
+ *   everything else, valid UTF-8 included, as it is: names in other scripts
+ *   stay readable.
+ * Different names never escape to the same text.
+ */
+/* Escape @len bytes of @s into @out of @cap bytes (always terminated when
+ * @cap > 0, cut at a character); returns the length the whole escaped text
+ * needs, as snprintf() does. */
+size_t str_escape_n(char *out, size_t cap, const char *s, size_t len);
+/* The same for a string. */
+size_t str_escape(char *out, size_t cap, const char *s);
+/* The escaped text in a malloc'ed string, or NULL without memory. */
+char *str_escape_dup(const char *s);
+/*
+ * Print @s escaped to @f, then spaces up to @width terminal columns (0: no
+ * padding); returns the columns printed. A character of a wide script
+ * counts two columns, a combining mark none.
+ */
+size_t fput_escaped(FILE *f, const char *s, size_t width);
+/*
+ * The code point of the UTF-8 sequence at @s (at most @n bytes) in *@cp;
+ * returns its length, or 0 when it is not valid UTF-8 (overlong, a
+ * surrogate, past U+10FFFF, cut short, or a stray continuation byte).
+ */
+size_t utf8_decode(const char *s, size_t n, uint32_t *cp);
+/* Is @cp a code point str_escape() writes as \uNNNN? */
+bool unicode_unsafe(uint32_t cp);
 
 /* Current CLOCK_MONOTONIC time in nanoseconds, the clock bpf_ktime_get_ns() uses. */
 uint64_t now_ns(void);

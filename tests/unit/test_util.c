@@ -214,7 +214,115 @@ static void test_kallsyms(void)
 	CHECK(kallsyms__foreach("/nonexistent/kallsyms", kseen, &k) == -ENOENT);
 }
 
+/* str_escape() of @s, whole */
+static const char *esc(const char *s)
+{
+	static char buf[512];
+
+	str_escape(buf, sizeof(buf), s);
+	return buf;
+}
+
+static void test_escape(void)
+{
+	char small[8], *dup;
+	FILE *f;
+	char *mem = NULL;
+	size_t memlen = 0;
+	int c;
+
+	/* what a hostile process name (prctl(PR_SET_NAME), 15 bytes) does to a terminal */
+	CHECK_STR(esc("\x1b[2J\x1b[H\nroot"), "\\x1b[2J\\x1b[H\\nroot");
+	CHECK_STR(esc("a\tb\rc\\d"), "a\\tb\\rc\\\\d");
+	CHECK_STR(esc("\x01\x1f\x7f"), "\\x01\\x1f\\x7f");
+	/* every byte below 0x20, and DEL, is escaped; every printable one is kept */
+	for (c = 1; c < 0x80; c++) {
+		char one[2] = { (char)c, 0 };
+		const char *e = esc(one);
+
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			CHECK(e[0] == '\\' && strlen(e) >= 2);
+		else
+			CHECK(e[0] == c && !e[1]);
+	}
+	CHECK_STR(esc(""), "");
+	CHECK_EQ_U64(str_escape(NULL, 0, ""), 0);
+	/* exactly TASK_COMM_LEN - 1 = 15 bytes, all of them ESC */
+	CHECK_STR(esc("\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b\x1b"),
+		  "\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b");
+	CHECK_EQ_U64(str_escape(NULL, 0, "fifteen-bytes-x"), 15);
+	/* valid UTF-8 stays; bytes that are not UTF-8 are escaped one by one */
+	CHECK_STR(esc("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x94\xa5"),
+		  "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x94\xa5");
+	CHECK_STR(esc("\xff\x9b[2J"), "\\xff\\x9b[2J");
+	CHECK_STR(esc("\xc3"), "\\xc3"); /* cut short */
+	CHECK_STR(esc("\xc0\xaf"), "\\xc0\\xaf"); /* overlong '/' */
+	CHECK_STR(esc("\xe0\x80\xaf"), "\\xe0\\x80\\xaf"); /* overlong, 3 bytes */
+	CHECK_STR(esc("\xed\xa0\x80"), "\\xed\\xa0\\x80"); /* a surrogate */
+	CHECK_STR(esc("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
+	/* C1 controls (U+009B is CSI to xterm) and bidi overrides as code points */
+	CHECK_STR(esc("\xc2\x9b" "2J"), "\\u009b2J");
+	CHECK_STR(esc("a\xe2\x80\xae" "b"), "a\\u202eb");
+	CHECK_STR(esc("\xe2\x81\xa6x\xe2\x80\xa8"), "\\u2066x\\u2028");
+	/* different names, different texts: a backslash is escaped too */
+	dup = str_escape_dup("\\x1b");
+	CHECK(dup && strcmp(dup, esc("\x1b")));
+	free(dup);
+	/* a short buffer: the length needed, and never half a character */
+	CHECK_EQ_U64(str_escape(small, sizeof(small), "ab\x1b" "cd"), 8);
+	CHECK_STR(small, "ab\\x1bc"); /* 7 bytes and the terminator; "d" does not fit */
+	CHECK_EQ_U64(str_escape(small, sizeof(small), "abcdef\xc3\xa9"), 8);
+	CHECK_STR(small, "abcdef");
+	CHECK_EQ_U64(str_escape_n(small, sizeof(small), "a\nb", 2), 3);
+	CHECK_STR(small, "a\\n");
+	CHECK_STR(esc("ab\x1b" "cd"), "ab\\x1bcd");
+	dup = str_escape_dup("x\ny");
+	CHECK_STR(dup, "x\\ny");
+	free(dup);
+	/* padding counts terminal columns: escapes by their text, wide characters as two */
+	f = open_memstream(&mem, &memlen);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_EQ_U64(fput_escaped(f, "\x1b", 6), 6);
+	CHECK_EQ_U64(fput_escaped(f, "\xc3\xa9", 3), 3);
+	CHECK_EQ_U64(fput_escaped(f, "\xe6\x97\xa5", 3), 3);
+	CHECK_EQ_U64(fput_escaped(f, "e\xcc\x81", 2), 2); /* a combining accent */
+	CHECK_EQ_U64(fput_escaped(f, "longer than", 4), 11);
+	CHECK_EQ_U64(fput_escaped(f, "", 0), 0);
+	fclose(f);
+	CHECK_STR(mem, "\\x1b  \xc3\xa9  \xe6\x97\xa5 e\xcc\x81 longer than");
+	free(mem);
+}
+
+/* pr_err() and friends: one line, whatever the message embeds */
+static void test_log_escapes(void)
+{
+	char path[] = "/tmp/offcpu-log.XXXXXX", buf[512] = "";
+	int fd = mkstemp(path), saved = dup(2);
+	ssize_t n;
+
+	CHECK(fd >= 0 && saved >= 0);
+	if (fd < 0 || saved < 0)
+		return;
+	fflush(stderr);
+	dup2(fd, 2);
+	pr_err("cannot read %s: %s", "/tmp/\x1b[2J\nforged", "Bad");
+	pr_warn("ends with its own newline\n");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	unlink(path);
+	CHECK(n > 0);
+	CHECK_STR(buf, "offcpu: error: cannot read /tmp/\\x1b[2J\\nforged: Bad\n"
+		       "offcpu: warning: ends with its own newline\n");
+}
+
 const struct unit_test util_tests[] = {
+	{ "util: escaping names for a terminal", test_escape },
+	{ "util: log messages escaped", test_log_escapes },
 	{ "util: int lists", test_int_list },
 	{ "util: durations", test_duration },
 	{ "util: u64", test_u64 },
