@@ -175,6 +175,17 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+int parse_record_duration(const char *s, uint64_t *ns)
+{
+	uint64_t v;
+
+	/* past a year, a limit is a mistake (a unit missed, a wrong number), not a plan */
+	if (parse_duration_ns(s, &v) || !v || v > MAX_DURATION_NS)
+		return -EINVAL;
+	*ns = v;
+	return 0;
+}
+
 static error_t record_parse(int key, char *arg, struct argp_state *st)
 {
 	struct record_opts *o = st->input;
@@ -209,8 +220,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 		o->output = arg;
 		break;
 	case 'd':
-		if (parse_duration_ns(arg, &o->duration_ns) || !o->duration_ns)
-			return usage_error(st, "invalid duration '%s' (examples: 10, 1.5s, 500ms)", arg);
+		if (parse_record_duration(arg, &o->duration_ns))
+			return usage_error(st, "invalid duration '%s' (more than 0, at most a year; "
+					   "examples: 10, 1.5s, 500ms)", arg);
 		break;
 	case OPT_THRESH: {
 		double ms;

@@ -77,5 +77,12 @@ void record_opts__free(struct record_opts *o);
 int parse_states(const char *s, uint32_t *mask);
 /* "512K", "8M", "1G", "4096" into bytes; -EINVAL past 1 TiB or on junk. */
 int parse_size(const char *s, uint64_t *out);
+/* The longest -d: a year. */
+#define MAX_DURATION_NS (365ULL * 24 * 3600 * 1000000000ULL)
+/*
+ * -d: "10", "1.5s", "500ms" into nanoseconds, more than 0 and at most
+ * MAX_DURATION_NS; -EINVAL otherwise (nan, inf, a sign, hexadecimal, junk).
+ */
+int parse_record_duration(const char *s, uint64_t *ns);
 
 #endif

@@ -120,11 +120,17 @@ int parse_duration_ns(const char *s, uint64_t *out)
 	char *end;
 	double v, mult = 1e9;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/*
+	 * A decimal number only: strtod() also takes "nan", "inf", "infinity",
+	 * hexadecimal ("0x1p4") and leading blanks and signs, and a NaN converts
+	 * to no defined integer ("-d nan" once meant no limit at all).
+	 */
+	if (!s || !((s[0] >= '0' && s[0] <= '9') || (s[0] == '.' && s[1] >= '0' && s[1] <= '9')) ||
+	    strpbrk(s, "xX"))
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	if (errno || end == s || v != v || v < 0) /* v != v: a NaN, kept out above already */
 		return -EINVAL;
 	if (!strcmp(end, "") || !strcmp(end, "s"))
 		mult = 1e9;

@@ -5,6 +5,7 @@
 #include "unit.h"
 #include "record/options.h"
 #include "record/target.h"
+#include "util/util.h"
 #include "perfdata/format.h"
 
 static int cpus[] = { 0, 1, 7 };
@@ -98,6 +99,35 @@ static void test_values(void)
 	CHECK(parse_size("2048G", &v) == -EINVAL);
 }
 
+/* -d: a limit, never "no limit" by accident (nan once was one) */
+static void test_duration(void)
+{
+	static const char *const bad[] = {
+		"nan", "NaN", "-nan", "inf", "infinity", "-inf", "-1", "+1", " 1", "-0", "0",
+		"0s", "0.0000000001", "1e-12", "0x10", "0x1p4", "1e400", "1e10", "366d",
+		"8761h", "525601m", "1.8e19ns", "", "s", "1 s", "1sec", "1e", ".", "nans",
+	};
+	uint64_t v;
+
+	CHECK(parse_record_duration("10", &v) == 0 && v == 10000000000ULL);
+	CHECK(parse_record_duration("1.5s", &v) == 0 && v == 1500000000ULL);
+	CHECK(parse_record_duration("500ms", &v) == 0 && v == 500000000ULL);
+	CHECK(parse_record_duration(".5", &v) == 0 && v == 500000000ULL);
+	CHECK(parse_record_duration("1e3ms", &v) == 0 && v == 1000000000ULL);
+	CHECK(parse_record_duration("1ns", &v) == 0 && v == 1);
+	CHECK(parse_record_duration("8760h", &v) == 0 && v == MAX_DURATION_NS);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		v = 42;
+		if (parse_record_duration(bad[i], &v) != -EINVAL || v != 42) {
+			fprintf(stderr, "  -d '%s' accepted (%llu ns)\n", bad[i], (unsigned long long)v);
+			CHECK(0);
+		}
+	}
+	/* the shared parser (--flush, --switch-output) refuses the same */
+	CHECK(parse_duration_ns("nan", &v) == -EINVAL && parse_duration_ns("inf", &v) == -EINVAL);
+	CHECK(parse_duration_ns("0x10", &v) == -EINVAL && parse_duration_ns(" 1", &v) == -EINVAL);
+}
+
 
 static void test_process_filter(void)
 {
@@ -130,6 +160,7 @@ static void test_process_filter(void)
 const struct unit_test options_tests[] = {
 	{ "options: how they combine", test_validate },
 	{ "options: states and sizes", test_values },
+	{ "options: -d durations", test_duration },
 	{ "targets: one process filter", test_process_filter },
 	{ 0 },
 };
