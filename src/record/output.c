@@ -128,6 +128,14 @@ int output__commit(struct output *o)
 	free(o->last);
 	o->last = strdup(o->file.final);
 	o->written++;
+	/* said once per place it went: the summary names the file, this says why
+	 * it is not where -o put it */
+	if (o->file.moved_from && (!o->moved_to || strcmp(o->moved_to, o->file.dir))) {
+		pr_warn("the directory %s was moved to %s during the recording: the recording "
+			"is %s", o->file.moved_from, o->file.dir, o->file.final);
+		free(o->moved_to);
+		o->moved_to = strdup(o->file.dir);
+	}
 	if (o->rotate) {
 		kept = realloc(o->kept, (o->nr_kept + 1) * sizeof(*kept));
 		if (!kept || outfile__ref(&o->file, &kept[o->nr_kept])) {
@@ -194,7 +202,8 @@ void output__free(struct output *o)
 	free(o->kept);
 	free(o->last);
 	free(o->error);
+	free(o->moved_to);
 	o->kept = NULL;
-	o->last = o->error = NULL;
+	o->last = o->error = o->moved_to = NULL;
 	o->nr_kept = 0;
 }

@@ -30,7 +30,8 @@ struct output {
 	size_t written; /* files committed */
 	size_t removed; /* rotated files deleted to keep max_files */
 	size_t vanished; /* rotated files someone else removed or replaced */
-	char *last; /* path of the last committed file */
+	char *last; /* path of the last committed file: where it is, should its directory move */
+	char *moved_to; /* where the directory was moved during the recording, once said */
 	char *error; /* why the last call failed, when it was the output's fault */
 };
 
@@ -47,7 +48,10 @@ int output__open_stream(struct output *o, int i);
 int output__commit(struct output *o);
 /* Remove what output__begin() created in this run, and nothing else. */
 void output__discard(struct output *o);
-/* The path of the last committed file (or "-"). */
+/*
+ * The path of the last committed file (or "-"): where it really is, also when
+ * its directory was moved during the recording (a warning says so).
+ */
 const char *output__last(const struct output *o);
 /* Rotated files of this run still on disk as offcpu wrote them. */
 size_t output__on_disk(const struct output *o);

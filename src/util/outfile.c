@@ -411,6 +411,65 @@ static int create_tmp(struct outfile *f, mode_t mode)
 	}
 }
 
+/*
+ * The device or fifo at NAME, to be written in place. open() of a fifo waits
+ * for a reader, so everything is decided first on an O_PATH descriptor,
+ * which opens nothing: a refused fifo is refused at once, not when someone
+ * reads it. Then the very inode checked is opened for writing through
+ * /proc/self/fd (not the name again, which could be swapped in between);
+ * only a fifo we may write waits for its reader, as perf's does.
+ */
+static int open_in_place(struct outfile *f)
+{
+	struct stat st, dst, now;
+	char proc[64];
+	int pfd, err;
+
+	pfd = openat(f->dirfd, f->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 || fstat(pfd, &st)) {
+		err = -errno;
+		if (pfd >= 0)
+			close(pfd);
+		return fail(f, err, "cannot write into %s: %s", f->final, strerror(-err));
+	}
+	if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		close(pfd);
+		return fail(f, -EEXIST, "cannot write into %s: it is no longer a device or fifo",
+			    f->final);
+	}
+	/* as fs.protected_fifos: another user's fifo or device in a sticky
+	 * world-writable directory would hand them the recording */
+	if (fstat(f->dirfd, &dst)) {
+		err = -errno;
+		close(pfd);
+		return fail(f, err, "cannot look at the directory %s: %s", f->dir, strerror(-err));
+	}
+	if (st.st_uid && st.st_uid != geteuid() && (dst.st_mode & S_ISVTX) &&
+	    (dst.st_mode & S_IWOTH)) {
+		close(pfd);
+		return fail(f, -EPERM, "refusing to write into %s: a %s owned by user %u in a "
+			    "world-writable sticky directory (it would hand them the data)",
+			    f->final, S_ISFIFO(st.st_mode) ? "fifo" : "device", (unsigned)st.st_uid);
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	f->fd = open(proc, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (f->fd < 0 && errno == ENOENT) /* no /proc: by name, and compared below */
+		f->fd = openat(f->dirfd, f->name, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	err = f->fd < 0 ? -errno : 0;
+	close(pfd);
+	if (err)
+		return fail(f, err, "cannot write into %s: %s", f->final, strerror(-err));
+	if (fstat(f->fd, &now) || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+		close(f->fd);
+		f->fd = -1;
+		return fail(f, -EEXIST, "cannot write into %s: it was replaced while it was opened",
+			    f->final);
+	}
+	f->in_place = true;
+	f->fifo = S_ISFIFO(st.st_mode);
+	return 0;
+}
+
 int outfile__open(struct outfile *f, const char *path, unsigned flags, mode_t mode)
 {
 	const char *slash;
@@ -445,28 +504,9 @@ int outfile__open(struct outfile *f, const char *path, unsigned flags, mode_t mo
 	if (err < 0)
 		goto fail;
 	if (err == 1) {
-		struct stat st;
-
-		struct stat dst;
-
-		f->fd = openat(f->dirfd, f->name, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-		if (f->fd < 0 || fstat(f->fd, &st) || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-			err = f->fd < 0 ? -errno : -EEXIST;
-			fail(f, err, "cannot write into %s: %s", path,
-			     f->fd < 0 ? strerror(-err) : "it is no longer a device or fifo");
+		err = open_in_place(f);
+		if (err)
 			goto fail;
-		}
-		/* as fs.protected_fifos: another user's fifo or device in a sticky
-		 * world-writable directory would hand them the recording */
-		if (st.st_uid && st.st_uid != geteuid() && !fstat(f->dirfd, &dst) &&
-		    (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH)) {
-			err = fail(f, -EPERM, "refusing to write into %s: a %s owned by user %u in a "
-				   "world-writable sticky directory (it would hand them the data)",
-				   path, S_ISFIFO(st.st_mode) ? "fifo" : "device", (unsigned)st.st_uid);
-			goto fail;
-		}
-		f->in_place = true;
-		f->fifo = S_ISFIFO(st.st_mode);
 		return 0;
 	}
 	err = create_tmp(f, mode);
@@ -576,11 +616,90 @@ static int keep_old(struct outfile *f, enum kind k, char *why, size_t len)
 	return 0;
 }
 
+/*
+ * Where the directory is now. While the path given still leads to it, that
+ * path; after someone moved it, the kernel's name for the descriptor
+ * (/proc/self/fd/N), which f->dir and f->final take, f->moved_from keeping
+ * the path given. Returns true when the directory was removed.
+ */
+static bool locate_dir(struct outfile *f)
+{
+	char proc[64], buf[4096], *where, *final;
+	struct stat now, given;
+	bool gone;
+	ssize_t n;
+
+	if (fstat(f->dirfd, &now))
+		return false;
+	if (!stat(f->dir, &given) && given.st_dev == now.st_dev && given.st_ino == now.st_ino)
+		return false;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->dirfd);
+	n = readlink(proc, buf, sizeof(buf) - 1);
+	if (n > 0)
+		buf[n] = 0;
+	/* a removed directory has no links (" (deleted)" where a filesystem keeps one) */
+	gone = !now.st_nlink ||
+	       (n > 10 && !strcmp(buf + n - 10, " (deleted)"));
+	if (gone || n <= 0 || buf[0] != '/')
+		return gone; /* not known where: the names stay as given */
+	where = strdup(buf);
+	if (!where)
+		return false;
+	if (f->moved_from)
+		free(f->dir);
+	else
+		f->moved_from = f->dir;
+	f->dir = where;
+	final = path_of(f, f->name);
+	if (final) {
+		free(f->final);
+		f->final = final;
+	}
+	return false;
+}
+
+/*
+ * The temporary is not at its name any more: say what became of it, and of
+ * the data. @links: the temporary's link count before it was closed, -1 not
+ * known (the caller closed it).
+ */
+static int lost(struct outfile *f, bool dir_removed, long links)
+{
+	char *tmp = path_of(f, f->tmp);
+	const char *t = tmp ? tmp : f->tmp;
+	struct stat st;
+	bool other = !fstatat(f->dirfd, f->tmp, &st, AT_SYMLINK_NOFOLLOW);
+
+	if (links > 0)
+		fail(f, -ENOENT, "cannot write %s: someone moved its temporary %s away while it was "
+		     "being written; it was not renamed to %s, the data is where they put it%s",
+		     f->final, t, f->final, other ? " (what is at that name now was left alone)" : "");
+	else if (dir_removed)
+		fail(f, -ENOENT, "cannot write %s: its directory %s was removed while the file was "
+		     "being written (as %s), with the file in it: the data is lost", f->final,
+		     f->dir, f->tmp);
+	else if (links == 0)
+		fail(f, -ENOENT, "cannot write %s: someone removed its temporary %s while it was "
+		     "being written: the data is lost%s", f->final, t,
+		     other ? " (what is at that name now was left alone)" : "");
+	else
+		fail(f, -ENOENT, "cannot write %s: someone removed or replaced its temporary %s "
+		     "while it was being written: it was not renamed to %s, the data is lost%s",
+		     f->final, t, f->final, other ? " (what is at that name now was left alone)" : "");
+	free(tmp);
+	return -ENOENT;
+}
+
 int outfile__commit(struct outfile *f)
 {
 	char why[320], msg[512];
 	int tries, err = 0;
+	long links = -1;
+	struct stat st;
+	bool dir_removed;
 
+	if (f->fd >= 0 && !fstat(f->fd, &st))
+		links = (long)st.st_nlink; /* 0: removed, whatever is at its name now */
 	if (f->fd >= 0 && close(f->fd))
 		err = -errno;
 	f->fd = -1;
@@ -590,9 +709,9 @@ int outfile__commit(struct outfile *f)
 		return 0;
 	if (!f->tmp)
 		return fail(f, -EINVAL, "nothing to commit");
+	dir_removed = locate_dir(f);
 	if (!still_ours(f, f->tmp))
-		return fail(f, -EEXIST, "the temporary %s/%s was replaced by someone else", f->dir,
-			    f->tmp);
+		return lost(f, dir_removed, links);
 	if (f->flags & OUTFILE_UNIQUE) {
 		char *name = NULL;
 
@@ -692,12 +811,13 @@ void outfile__free(struct outfile *f)
 		free(f->made[i]);
 	free(f->made);
 	free(f->dir);
+	free(f->moved_from);
 	free(f->name);
 	free(f->tmp);
 	free(f->final);
 	f->made = NULL;
 	f->nr_made = 0;
-	f->dir = f->name = f->tmp = f->final = NULL;
+	f->dir = f->name = f->tmp = f->final = f->moved_from = NULL;
 }
 
 int outfile__ref(const struct outfile *f, struct outfile_ref *ref)

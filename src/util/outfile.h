@@ -17,7 +17,12 @@
  *   else at NAME or NAME.old is refused with a message, before any data is
  *   written, and again before the rename.
  * - With OUTFILE_DEVICE a character device or fifo at NAME is written in
- *   place (-o /dev/null), as perf does.
+ *   place (-o /dev/null), as perf does. Whether it may be is decided before
+ *   anything opens it: opening a fifo waits for a reader, and a refused one
+ *   is refused at once; one that is allowed waits, as perf's does.
+ * - The directory is held by a descriptor: moved while the file is written,
+ *   the file is committed where the directory is now, and f->final names
+ *   that place; removed (or the temporary removed), the commit says so.
  *
  * Functions return 0 (or a descriptor) or -errno; on failure f->msg says
  * what failed and why, ready to print. A struct outfile starts zeroed.
@@ -38,7 +43,8 @@ enum {
 
 struct outfile {
 	unsigned flags;
-	char *dir; /* the directory, as given (for messages) */
+	char *dir; /* the directory, as given (for messages); where it is now once moved */
+	char *moved_from; /* the directory as given, when it was moved before the commit */
 	char *name; /* final component */
 	char *tmp; /* temporary name in the directory; NULL when written in place */
 	char *final; /* path it was committed as, once committed */
@@ -66,7 +72,11 @@ int outfile__create_in(struct outfile *f, const char *name);
  * fclose() of an fdopen()) and rename it into place (the old one kept as NAME.old with
  * OUTFILE_KEEP_OLD). When the final name became something it may not
  * replace, the complete file stays under its temporary name, which f->msg
- * gives, and -EEXIST is returned.
+ * gives, and -EEXIST is returned. When the directory was moved meanwhile,
+ * the file goes where it is now: f->final and f->dir name it, f->moved_from
+ * the path given. When the temporary is gone (removed with the directory, or
+ * on its own, or moved away), -ENOENT, f->msg saying which and that the
+ * data is lost.
  */
 int outfile__commit(struct outfile *f);
 /* Remove what outfile__open() and outfile__create_in() created, nothing else. */

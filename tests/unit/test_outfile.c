@@ -2,7 +2,10 @@
 /* The output primitive: what it creates, replaces, keeps and refuses. No root needed. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include "unit.h"
@@ -226,7 +229,115 @@ static void test_removes_only_its_own(void)
 	teardown();
 }
 
+/* The directory moved or removed, or the temporary removed or moved, before the commit. */
+static void test_directory_moved_or_removed(void)
+{
+	char want[PATH_MAX + 32], real[PATH_MAX], tmp[128], buf[64];
+	struct outfile f;
+
+	setup();
+	/* moved: committed where the directory is now, and named there */
+	CHECK(mkdir(at("sub"), 0700) == 0);
+	CHECK(outfile__open(&f, at("sub/x.data"), OUTFILE_KEEP_OLD, 0600) == 0);
+	CHECK(write(f.fd, "moved", 5) == 5);
+	CHECK(rename(at("sub"), at("moved")) == 0);
+	CHECK(outfile__commit(&f) == 0);
+	CHECK(realpath(dir, real) != NULL);
+	snprintf(want, sizeof(want), "%s/moved/x.data", real);
+	CHECK_STR(f.final, want);
+	CHECK_STR(f.moved_from, at("sub"));
+	outfile__free(&f);
+	read_text(at("moved/x.data"), buf, sizeof(buf));
+	CHECK_STR(buf, "moved");
+	/* not moved: the path as given, no moved_from */
+	CHECK(outfile__open(&f, at("moved/y.data"), OUTFILE_KEEP_OLD, 0600) == 0);
+	CHECK(outfile__commit(&f) == 0);
+	CHECK_STR(f.final, at("moved/y.data"));
+	CHECK(f.moved_from == NULL);
+	outfile__free(&f);
+	/* the directory removed with the temporary in it: said, -ENOENT */
+	CHECK(mkdir(at("gone"), 0700) == 0);
+	CHECK(outfile__open(&f, at("gone/x.data"), OUTFILE_KEEP_OLD, 0600) == 0);
+	snprintf(tmp, sizeof(tmp), "gone/%s", f.tmp);
+	CHECK(unlink(at(tmp)) == 0 && rmdir(at("gone")) == 0);
+	CHECK(outfile__commit(&f) == -ENOENT);
+	CHECK(strstr(f.msg, "directory") && strstr(f.msg, "was removed") &&
+	      strstr(f.msg, "the data is lost"));
+	outfile__free(&f);
+	/* the temporary removed on its own, something else put at its name */
+	CHECK(outfile__open(&f, at("moved/z.data"), OUTFILE_KEEP_OLD, 0600) == 0);
+	snprintf(tmp, sizeof(tmp), "moved/%s", f.tmp);
+	CHECK(unlink(at(tmp)) == 0 && write_file(at(tmp), "theirs") == 0);
+	CHECK(outfile__commit(&f) == -ENOENT);
+	CHECK(strstr(f.msg, "removed its temporary") && strstr(f.msg, "the data is lost") &&
+	      strstr(f.msg, "left alone"));
+	outfile__free(&f);
+	read_text(at(tmp), buf, sizeof(buf));
+	CHECK_STR(buf, "theirs");
+	CHECK(access(at("moved/z.data"), F_OK) != 0);
+	/* the temporary moved away: not lost, and not renamed into place */
+	CHECK(outfile__open(&f, at("moved/w.data"), OUTFILE_KEEP_OLD, 0600) == 0);
+	snprintf(tmp, sizeof(tmp), "moved/%s", f.tmp);
+	CHECK(rename(at(tmp), at("elsewhere")) == 0);
+	CHECK(outfile__commit(&f) == -ENOENT);
+	CHECK(strstr(f.msg, "moved its temporary") != NULL);
+	outfile__free(&f);
+	CHECK(access(at("elsewhere"), F_OK) == 0 && access(at("moved/w.data"), F_OK) != 0);
+	/* --threads: the recording directory moved with its directory */
+	CHECK(mkdir(at("t"), 0700) == 0);
+	CHECK(outfile__open(&f, at("t/d"), OUTFILE_DIR | OUTFILE_KEEP_OLD, 0600) == 0);
+	close(outfile__create_in(&f, "data"));
+	CHECK(rename(at("t"), at("t2")) == 0);
+	CHECK(outfile__commit(&f) == 0);
+	snprintf(want, sizeof(want), "%s/t2/d", real);
+	CHECK_STR(f.final, want);
+	outfile__free(&f);
+	CHECK(access(at("t2/d/data"), F_OK) == 0);
+	teardown();
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Another user's fifo in a sticky world-writable directory: refused at once,
+ * not after a reader came (opening it would wait for one). Needs root to
+ * give the fifo away.
+ */
+static void test_foreign_fifo_refused_at_once(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct timespec t0, t1;
+	struct outfile f;
+	int err;
+
+	if (geteuid() != 0)
+		return;
+	setup();
+	CHECK(chmod(dir, 01777) == 0);
+	CHECK(mkfifo(at("leak"), 0666) == 0 && chown(at("leak"), 65534, 65534) == 0);
+	/* without SA_RESTART: a blocking open() ends with EINTR after 3 s, a failure */
+	sigaction(SIGALRM, &sa, &old);
+	alarm(3);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = outfile__open(&f, at("leak"), OUTFILE_DEVICE | OUTFILE_KEEP_OLD, 0600);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	CHECK(err == -EPERM);
+	CHECK(strstr(f.msg, "refusing to write into") && strstr(f.msg, "a fifo owned by user 65534"));
+	CHECK(t1.tv_sec - t0.tv_sec < 2);
+	if (!err)
+		outfile__free(&f);
+	teardown();
+}
+
 const struct unit_test outfile_tests[] = {
+	{ "outfile: directory moved or removed, temporary removed or moved",
+	  test_directory_moved_or_removed },
+	{ "outfile: another user's fifo refused before opening it", test_foreign_fifo_refused_at_once },
 	{ "outfile: NAME kept as NAME.old", test_keep_old },
 	{ "outfile: symlinks refused, never followed", test_refuse_symlinks },
 	{ "outfile: unique names never replace", test_unique },
