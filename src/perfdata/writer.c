@@ -17,6 +17,9 @@ struct wevent {
 	size_t nr_ids;
 };
 
+/* The only feature a checkpoint header carries: perf needs it to read a directory at all. */
+#define CKPT_FEATURE FEAT_DIR_FORMAT
+
 struct perf_writer {
 	int fd;
 	bool pipe; /* perf's pipe format: sequential, metadata as records */
@@ -26,6 +29,14 @@ struct perf_writer {
 	size_t buf_len;
 	int err;
 	uint64_t data_size;
+	/* file mode: where the data starts, once the first record fixed it */
+	bool laid_out;
+	uint64_t data_off;
+	size_t nr_front; /* events whose attrs sit before the data (0: none) */
+	uint64_t front_attrs; /* offset of that attrs table */
+	bool ckpt_done; /* a checkpoint header was written */
+	uint64_t ckpt_size; /* data.size in that header */
+	bool ckpt_index; /* it points at a feature index right after the data */
 	struct wevent *events;
 	size_t nr_events;
 	struct featbuf feats[FEAT_MAX];
@@ -92,9 +103,45 @@ void featbuf__free(struct featbuf *b)
 
 /* raw output */
 
+static int write_header(struct perf_writer *w, uint64_t attrs_off, size_t nr_attrs,
+			uint64_t data_size, const uint64_t features[4])
+{
+	struct perf_file_header hdr = { 0 };
+
+	hdr.magic = PERF_MAGIC2;
+	hdr.size = sizeof(hdr);
+	hdr.attr_size = PERFDATA_ATTR_SIZE + sizeof(struct perf_file_section);
+	hdr.attrs.offset = attrs_off;
+	hdr.attrs.size = nr_attrs * hdr.attr_size;
+	hdr.data.offset = w->data_off;
+	hdr.data.size = data_size;
+	if (features)
+		memcpy(hdr.features, features, sizeof(hdr.features));
+	return write_full_at(w->fd, &hdr, sizeof(hdr), 0);
+}
+
+/*
+ * The next data overwrites the checkpoint's feature index: take it out of
+ * the header first, so that no header ever points at records as features.
+ */
+static int retract_index(struct perf_writer *w)
+{
+	int err;
+
+	if (!w->ckpt_index)
+		return 0;
+	err = write_header(w, w->front_attrs, w->nr_front, w->ckpt_size, NULL);
+	if (err)
+		return err;
+	w->ckpt_index = false;
+	return 0;
+}
+
 static int flush_buf(struct perf_writer *w)
 {
 	if (w->err)
+		return w->err;
+	if (w->buf_len && !w->pipe && (w->err = retract_index(w)))
 		return w->err;
 	if (w->buf_len) {
 		int err = w->pipe ? write_full(w->fd, w->buf, w->buf_len) :
@@ -112,7 +159,7 @@ static int out(struct perf_writer *w, const void *p, size_t n)
 	if (w->err)
 		return w->err;
 	if (n > WBUF_SIZE) {
-		if (flush_buf(w))
+		if (flush_buf(w) || (!w->pipe && (w->err = retract_index(w))))
 			return w->err;
 		w->off += n;
 		w->err = w->pipe ? write_full(w->fd, p, n) : write_full_at(w->fd, p, n, w->off - n);
@@ -140,8 +187,9 @@ struct perf_writer *perf_writer__new(int fd)
 	}
 	w->fd = fd;
 	w->first_time = UINT64_MAX;
-	/* The header is written last; reserve its place now. */
+	/* The header is written at checkpoints and last; reserve its place now. */
 	w->off = sizeof(struct perf_file_header);
+	w->data_off = w->off;
 	return w;
 }
 
@@ -197,27 +245,120 @@ static int pipe_feature(struct perf_writer *w, int feat, const void *data, size_
 	return out(w, zeros, PERF_ALIGN(size, 8) - size);
 }
 
-static int pipe_event(struct perf_writer *w, const struct wevent *ev)
+/*
+ * An event's name as an EVENT_UPDATE record: perf 6.1 names pipe-mode
+ * events from it, not from EVENT_DESC, and in file mode it names the events
+ * of a file that never got its EVENT_DESC. Returns its size (0 for an event
+ * without ids, which nothing can name) or -errno.
+ */
+static int event_update(struct perf_writer *w, const struct wevent *ev)
 {
-	struct perf_event_header h = { PERF_RECORD_HEADER_ATTR, 0, 0 };
 	struct perf_event_header u = { PERF_RECORD_EVENT_UPDATE, 0, 0 };
 	uint64_t type = PERF_EVENT_UPDATE_NAME;
 	static const char zeros[8];
 	size_t name_len = strlen(ev->name) + 1, name_pad = PERF_ALIGN(name_len, 8);
 
-	h.size = (uint16_t)(sizeof(h) + PERFDATA_ATTR_SIZE + ev->nr_ids * 8);
-	out(w, &h, sizeof(h));
-	out(w, &ev->attr, PERFDATA_ATTR_SIZE);
-	out(w, ev->ids, ev->nr_ids * 8);
 	if (!ev->nr_ids)
-		return w->err;
-	/* perf 6.1 names pipe-mode events from EVENT_UPDATE, not EVENT_DESC */
+		return 0;
+	if (sizeof(u) + 16 + name_pad > 0xffff)
+		return -E2BIG;
 	u.size = (uint16_t)(sizeof(u) + 16 + name_pad);
 	out(w, &u, sizeof(u));
 	out(w, &type, 8);
 	out(w, &ev->ids[0], 8);
 	out(w, ev->name, name_len);
-	return out(w, zeros, name_pad - name_len);
+	out(w, zeros, name_pad - name_len);
+	return w->err ?: u.size;
+}
+
+static int pipe_event(struct perf_writer *w, const struct wevent *ev)
+{
+	struct perf_event_header h = { PERF_RECORD_HEADER_ATTR, 0, 0 };
+	int n;
+
+	h.size = (uint16_t)(sizeof(h) + PERFDATA_ATTR_SIZE + ev->nr_ids * 8);
+	out(w, &h, sizeof(h));
+	out(w, &ev->attr, PERFDATA_ATTR_SIZE);
+	out(w, ev->ids, ev->nr_ids * 8);
+	n = event_update(w, ev);
+	return n < 0 ? n : w->err;
+}
+
+/*
+ * File mode, before the first record: with events declared, their ids and
+ * attrs go right after the header, as perf lays a file out, and their names
+ * open the data; a checkpoint can then describe the file at any time.
+ */
+static int lay_out(struct perf_writer *w)
+{
+	uint64_t ids_off = w->off;
+	size_t i;
+	int n;
+
+	w->laid_out = true;
+	if (!w->nr_events)
+		return 0; /* events come later: their attrs go after the features */
+	for (i = 0; i < w->nr_events; i++)
+		out(w, w->events[i].ids, w->events[i].nr_ids * sizeof(uint64_t));
+	w->front_attrs = w->off;
+	for (i = 0; i < w->nr_events; i++) {
+		struct perf_file_section ids = { ids_off, w->events[i].nr_ids * sizeof(uint64_t) };
+
+		out(w, &w->events[i].attr, PERFDATA_ATTR_SIZE);
+		out(w, &ids, sizeof(ids));
+		ids_off += ids.size;
+	}
+	w->nr_front = w->nr_events;
+	w->data_off = w->off;
+	for (i = 0; i < w->nr_events; i++) {
+		n = event_update(w, &w->events[i]);
+		if (n < 0)
+			return n;
+		w->data_size += (uint64_t)n;
+	}
+	return w->err;
+}
+
+int perf_writer__checkpoint(struct perf_writer *w)
+{
+	uint64_t feats[4] = { 0 };
+	struct perf_file_section index;
+	const struct featbuf *dir = &w->feats[CKPT_FEATURE];
+	int err;
+
+	if (w->pipe || w->stream)
+		return flush_buf(w);
+	if (!w->laid_out && (err = lay_out(w)))
+		return err;
+	if (!w->nr_front)
+		return flush_buf(w); /* no attrs to point at yet */
+	if (w->ckpt_done && w->ckpt_size == w->data_size && !w->buf_len)
+		return w->err;
+	err = flush_buf(w);
+	if (err)
+		return err;
+	if (w->have_feat[CKPT_FEATURE] && !dir->err && !w->ckpt_index) {
+		char tail[sizeof(index) + 64];
+
+		/* the index, then the payload, right after the data */
+		index.offset = w->off + sizeof(index);
+		index.size = dir->len;
+		if (dir->len <= 64) {
+			memcpy(tail, &index, sizeof(index));
+			memcpy(tail + sizeof(index), dir->data, dir->len);
+			err = write_full_at(w->fd, tail, sizeof(index) + dir->len, w->off);
+			if (err)
+				return w->err = err;
+			feats[CKPT_FEATURE / 64] |= 1ULL << (CKPT_FEATURE % 64);
+		}
+	}
+	err = write_header(w, w->front_attrs, w->nr_front, w->data_size, feats);
+	if (err)
+		return w->err = err;
+	w->ckpt_done = true;
+	w->ckpt_size = w->data_size;
+	w->ckpt_index = feats[CKPT_FEATURE / 64] != 0;
+	return 0;
 }
 
 void perf_writer__free(struct perf_writer *w)
@@ -268,8 +409,12 @@ int perf_writer__add_event(struct perf_writer *w, const struct perf_event_attr *
 
 int perf_writer__write(struct perf_writer *w, const struct perf_event_header *rec)
 {
+	int err;
+
 	if (rec->size < sizeof(*rec) || rec->size % 8)
 		return -EINVAL;
+	if (!w->pipe && !w->stream && !w->laid_out && (err = lay_out(w)))
+		return err;
 	w->data_size += rec->size;
 	return out(w, rec, rec->size);
 }
@@ -344,9 +489,8 @@ static int make_event_desc(struct perf_writer *w, struct featbuf *b)
 
 int perf_writer__finish(struct perf_writer *w)
 {
-	struct perf_file_header hdr = { 0 };
 	struct perf_file_section *index;
-	uint64_t data_end = w->off, *id_offs;
+	uint64_t data_end, *id_offs, attrs_off, features[4] = { 0 };
 	size_t nfeat = 0, i, k;
 	int err;
 
@@ -360,6 +504,12 @@ int perf_writer__finish(struct perf_writer *w)
 		}
 		return flush_buf(w);
 	}
+	if (!w->laid_out && (err = lay_out(w)))
+		return err;
+	/* the features overwrite a checkpoint's index: out of the header first */
+	if (flush_buf(w) || (w->err = retract_index(w)))
+		return w->err;
+	data_end = w->off;
 
 	if (w->nr_events && !w->have_feat[FEAT_EVENT_DESC]) {
 		err = make_event_desc(w, &w->feats[FEAT_EVENT_DESC]);
@@ -408,33 +558,31 @@ int perf_writer__finish(struct perf_writer *w)
 			out(w, w->feats[i].data, w->feats[i].len);
 		}
 	}
-	/* ids arrays, then the attrs table that points at them */
-	for (i = 0; i < w->nr_events; i++) {
-		id_offs[i] = w->off;
-		out(w, w->events[i].ids, w->events[i].nr_ids * sizeof(uint64_t));
-	}
-	hdr.attrs.offset = w->off;
-	hdr.attrs.size = w->nr_events * (PERFDATA_ATTR_SIZE + sizeof(struct perf_file_section));
-	for (i = 0; i < w->nr_events; i++) {
-		struct perf_file_section ids = { id_offs[i], w->events[i].nr_ids * sizeof(uint64_t) };
+	attrs_off = w->front_attrs;
+	if (w->nr_front != w->nr_events) {
+		/* events declared after the data began: ids, then the attrs table, here */
+		for (i = 0; i < w->nr_events; i++) {
+			id_offs[i] = w->off;
+			out(w, w->events[i].ids, w->events[i].nr_ids * sizeof(uint64_t));
+		}
+		attrs_off = w->off;
+		for (i = 0; i < w->nr_events; i++) {
+			struct perf_file_section ids = { id_offs[i],
+							 w->events[i].nr_ids * sizeof(uint64_t) };
 
-		out(w, &w->events[i].attr, PERFDATA_ATTR_SIZE);
-		out(w, &ids, sizeof(ids));
+			out(w, &w->events[i].attr, PERFDATA_ATTR_SIZE);
+			out(w, &ids, sizeof(ids));
+		}
 	}
 	free(index);
 	free(id_offs);
 	if (flush_buf(w))
 		return w->err;
 
-	hdr.magic = PERF_MAGIC2;
-	hdr.size = sizeof(hdr);
-	hdr.attr_size = PERFDATA_ATTR_SIZE + sizeof(struct perf_file_section);
-	hdr.data.offset = sizeof(hdr);
-	hdr.data.size = w->data_size;
 	for (i = 0; i < FEAT_MAX; i++)
 		if (w->have_feat[i])
-			hdr.features[i / 64] |= 1ULL << (i % 64);
-	err = write_full_at(w->fd, &hdr, sizeof(hdr), 0);
+			features[i / 64] |= 1ULL << (i % 64);
+	err = write_header(w, attrs_off, w->nr_events, w->data_size, features);
 	if (err)
 		return err;
 	if (fsync(w->fd) && errno != EINVAL && errno != EROFS)

@@ -1,8 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * perf.data writer. Records are streamed into the data section as they come;
- * attrs, ids and features are written when the writer is closed, and the
- * header is patched last, so a reader never sees a half-written header.
+ * perf.data writer. Records are streamed into the data section as they come.
+ *
+ * A file-mode file is readable from its first checkpoint on, whatever ends
+ * the writer (SIGKILL, the OOM killer, a crash): when every event is declared
+ * before the first record, the ids and attrs go right after the header (perf's
+ * own layout), each event's name follows as an EVENT_UPDATE record at the
+ * start of the data, and perf_writer__checkpoint() flushes what is buffered
+ * and rewrites the header with data.size covering the whole records on disk.
+ * A checkpoint header carries no feature but DIR_FORMAT (perf merges a
+ * directory's data.N streams only with it), whose index and payload follow
+ * the data and are taken out of the header before data overwrites them.
+ * perf_writer__finish() writes the features after the data and the header
+ * last: a file without EVENT_DESC in its header is one that never finished.
+ *
+ * Events declared after records (allowed) put the attrs after the features
+ * at the finish instead, and checkpoints then only flush.
  */
 #ifndef OFFCPU_PERFDATA_WRITER_H
 #define OFFCPU_PERFDATA_WRITER_H
@@ -44,6 +57,15 @@ struct perf_writer *perf_writer__new_stream(int fd);
 void perf_writer__time_range(const struct perf_writer *w, uint64_t *first, uint64_t *last);
 /* Write out what is buffered (pipe readers see records as they come). */
 int perf_writer__flush(struct perf_writer *w);
+
+/*
+ * Make what was written so far readable if the writer dies now: flush, then
+ * (file mode) rewrite the header for the records on disk. Call it at the end
+ * of a round: a reader of a file that never finished reads up to the last
+ * checkpoint. Costs nothing when nothing was written since the last one; two
+ * writes otherwise (four with DIR_FORMAT). Returns 0 or a negative errno.
+ */
+int perf_writer__checkpoint(struct perf_writer *w);
 
 /*
  * Declare an event: its attr (sample_type etc.), name and the ids its records
