@@ -22,6 +22,8 @@ struct rstream {
 	size_t size;
 	uint64_t pos, end, head_time;
 	bool head_known;
+	uint64_t cut; /* bytes at its end not read: a record the writer did not finish */
+	long number; /* N of data.N; -1 for X/data */
 };
 
 struct id_entry {
@@ -45,6 +47,18 @@ struct perf_reader {
 	size_t nr_idx;
 	bool idx_dirty;
 	uint64_t pos, end, cur;
+	uint64_t records; /* returned by perf_reader__next() */
+	/*
+	 * A file-mode header without EVENT_DESC: the writer was killed before
+	 * it finished (a checkpoint header), so the data it vouches for ends at
+	 * the last checkpoint, @after bytes follow it unread, and a data.N
+	 * stream may end inside a record.
+	 */
+	bool unfinished;
+	uint64_t after;
+	/* a finished file shorter than its header says: @want bytes of records claimed */
+	bool truncated, feats_lost;
+	uint64_t want, cut; /* @cut: bytes of a record cut short at the end of the data */
 	struct perf_file_section feat[FEAT_MAX];
 	/* pipe mode features arrive as records and are copied here */
 	void *pipe_feat[FEAT_MAX];
@@ -62,7 +76,7 @@ static int fail(struct perf_reader *r, const char *fmt, ...)
 	size_t n = 0;
 
 	if (r->nr_st && r->cur_st)
-		n = (size_t)snprintf(r->err, sizeof(r->err), "data.%zu: ", r->cur_st - 1);
+		n = (size_t)snprintf(r->err, sizeof(r->err), "data.%ld: ", r->st[r->cur_st].number);
 	va_start(ap, fmt);
 	vsnprintf(r->err + n, sizeof(r->err) - n, fmt, ap);
 	va_end(ap);
@@ -265,7 +279,7 @@ static void apply_event_desc(struct perf_reader *r, const uint8_t *p, size_t siz
 static int open_file_mode(struct perf_reader *r)
 {
 	struct perf_file_header *h = &r->hdr;
-	uint64_t nr, i, attr_bytes;
+	uint64_t nr, i, attr_bytes, data_end, tail;
 	int bit;
 
 	if (r->size < sizeof(*h))
@@ -280,12 +294,18 @@ static int open_file_mode(struct perf_reader *r)
 	if (!in_bounds(r, h->attrs.offset, h->attrs.size))
 		return fail(r, "attrs section (offset %llu, size %llu) lies outside the file",
 			    (unsigned long long)h->attrs.offset, (unsigned long long)h->attrs.size);
-	if (!in_bounds(r, h->data.offset, h->data.size))
+	if (h->data.offset < sizeof(*h) || h->data.offset > r->size ||
+	    h->data.offset + h->data.size < h->data.offset)
 		return fail(r, "data section (offset %llu, size %llu) lies outside the %zu-byte file "
 			    "(truncated?)", (unsigned long long)h->data.offset,
 			    (unsigned long long)h->data.size, r->size);
-	if (h->data.size == 0)
-		return fail(r, "data size is 0: the recording was not finished");
+	data_end = h->data.offset + h->data.size;
+	if (data_end > r->size) {
+		/* cut short (a partial copy, a full disk): its whole records are read */
+		r->truncated = true;
+		r->want = h->data.size;
+		data_end = r->size;
+	}
 	nr = h->attrs.size / h->attr_size;
 	if (nr == 0)
 		return fail(r, "the file declares no event (attrs section is empty)");
@@ -312,8 +332,9 @@ static int open_file_mode(struct perf_reader *r)
 		return fail(r, "the feature bitmap at offset 72 has bits no perf sets (reserved bit "
 			    "0, or bits past 63): damaged header");
 	/* feature index right after the data */
-	{
-		uint64_t off = h->data.offset + h->data.size;
+	tail = data_end;
+	if (!r->truncated) {
+		uint64_t off = data_end;
 
 		for (bit = 0; bit < FEAT_MAX; bit++) {
 			if (!(h->features[bit / 64] & (1ULL << (bit % 64))))
@@ -321,25 +342,40 @@ static int open_file_mode(struct perf_reader *r)
 			if (!in_bounds(r, off, sizeof(struct perf_file_section))) {
 				/* a truncated tail: keep the data readable, drop features */
 				memset(r->feat, 0, sizeof(r->feat));
+				r->feats_lost = true;
 				break;
 			}
 			memcpy(&r->feat[bit], r->data + off, sizeof(r->feat[bit]));
-			if (!in_bounds(r, r->feat[bit].offset, r->feat[bit].size))
+			off += sizeof(struct perf_file_section);
+			if (off > tail)
+				tail = off;
+			if (!in_bounds(r, r->feat[bit].offset, r->feat[bit].size)) {
 				memset(&r->feat[bit], 0, sizeof(r->feat[bit]));
-			else if (r->feat[bit].size &&
-				 r->feat[bit].offset < h->data.offset + h->data.size)
+				r->feats_lost = true;
+			} else if (r->feat[bit].size && r->feat[bit].offset < data_end) {
 				return fail(r, "feature %d's section (offset %llu, size %llu) lies "
 					    "before the end of the data: damaged header", bit,
 					    (unsigned long long)r->feat[bit].offset,
 					    (unsigned long long)r->feat[bit].size);
-			off += sizeof(struct perf_file_section);
+			} else if (r->feat[bit].offset + r->feat[bit].size > tail) {
+				tail = r->feat[bit].offset + r->feat[bit].size;
+			}
 		}
+	} else if (h->features[0]) {
+		r->feats_lost = true;
 	}
+	/*
+	 * Writers that finish (perf, offcpu) always write EVENT_DESC; offcpu's
+	 * checkpoint headers never do: without it, the recording never finished.
+	 */
+	r->unfinished = !(h->features[0] & (1ULL << FEAT_EVENT_DESC));
+	if (r->unfinished && !r->truncated && r->size > tail)
+		r->after = r->size - tail;
 	if (r->feat[FEAT_EVENT_DESC].size)
 		apply_event_desc(r, r->data + r->feat[FEAT_EVENT_DESC].offset,
 				 r->feat[FEAT_EVENT_DESC].size);
 	r->pos = h->data.offset;
-	r->end = h->data.offset + h->data.size;
+	r->end = data_end;
 	return 0;
 }
 
@@ -364,9 +400,10 @@ static int open_streams(struct perf_reader *r, const char *dir, unsigned flags, 
 	}
 	r->streams = v;
 	r->nr_streams = n;
-	r->st[0] = (struct rstream){ r->data, r->size, r->pos, r->end, 0, false };
+	r->st[0] = (struct rstream){ r->data, r->size, r->pos, r->end, 0, false, 0, -1 };
 	for (i = 0; i < n; i++)
-		r->st[i + 1] = (struct rstream){ v[i].data, v[i].size, 0, v[i].size, 0, false };
+		r->st[i + 1] = (struct rstream){ v[i].data, v[i].size, 0, v[i].size, 0, false, 0,
+						 v[i].number };
 	r->nr_st = n + 1;
 	return 0;
 }
@@ -485,6 +522,21 @@ static int reader_init(struct perf_reader *r, const char *path, const char *dir,
 		return -EINVAL;
 	}
 	r->base = r->data;
+	/*
+	 * An empty data section is legitimate in a directory, whose data.N
+	 * streams hold the records (perf record --threads of a quiet command).
+	 */
+	if (!r->pipe && r->hdr.data.size == 0 && !r->truncated) {
+		if (!r->feat[FEAT_DIR_FORMAT].size) {
+			snprintf(err, errlen, "%s: data size is 0: the recording was not finished", path);
+			return -EINVAL;
+		}
+		if (!dir) {
+			snprintf(err, errlen, "%s: data size is 0: the records are in the data.N files "
+				 "next to it; read the directory that holds them", path);
+			return -EINVAL;
+		}
+	}
 	if (dir && !r->pipe && open_streams(r, dir, flags, err, errlen))
 		return -EINVAL;
 	r->err[0] = 0;
@@ -649,11 +701,31 @@ static int pick_stream(struct perf_reader *r)
 	return 1;
 }
 
+/*
+ * The stream being read ends inside a record. Tolerated where the writer is
+ * known not to have finished it: a data.N stream of a recording that never
+ * finished, or a file cut short; the rest of that stream is not read.
+ */
+static bool cut_short(struct perf_reader *r)
+{
+	bool stream = r->nr_st && r->cur_st;
+
+	if (stream ? !r->unfinished : !r->truncated)
+		return false;
+	if (stream)
+		r->st[r->cur_st].cut = r->end - r->pos;
+	else
+		r->cut = r->end - r->pos;
+	r->pos = r->end;
+	return true;
+}
+
 int perf_reader__next(struct perf_reader *r, const struct perf_event_header **rec)
 {
 	struct perf_event_header h;
 	const uint8_t *p;
 
+next:
 	if (r->nr_st) {
 		int e = pick_stream(r);
 
@@ -663,30 +735,109 @@ int perf_reader__next(struct perf_reader *r, const struct perf_event_header **re
 	if (r->pos >= r->end)
 		return 0;
 	r->cur = r->pos;
-	if (r->end - r->pos < sizeof(h))
+	if (r->end - r->pos < sizeof(h)) {
+		if (cut_short(r))
+			goto next;
 		return fail(r, "%llu stray bytes at the end of the data at offset %llu (truncated?)",
 			    (unsigned long long)(r->end - r->pos), (unsigned long long)r->pos);
+	}
 	p = r->base + r->pos;
 	memcpy(&h, p, sizeof(h));
 	if (h.size < sizeof(h))
 		return fail(r, "%s (type %u) at offset %llu has size %u", type_name(h.type), h.type,
 			    (unsigned long long)r->pos, h.size);
-	if (h.size > r->end - r->pos)
+	if (h.size > r->end - r->pos) {
+		if (cut_short(r))
+			goto next;
 		return fail(r, "%s (type %u, %u bytes) at offset %llu runs past the end of the data "
 			    "(truncated?)", type_name(h.type), h.type, h.size,
 			    (unsigned long long)r->pos);
+	}
 	r->pos += h.size;
+	r->records++;
 	/* Hand out an 8-aligned, 8-padded copy so every u64 read is in bounds. */
 	memcpy(r->scratch.bytes, p, h.size);
 	memset(r->scratch.bytes + h.size, 0, 8);
 	*rec = (const void *)r->scratch.bytes;
-	if (r->pipe) {
+	/* file mode names events with EVENT_UPDATE too: a file that never got its EVENT_DESC */
+	if (r->pipe || h.type == PERF_RECORD_EVENT_UPDATE) {
 		int err = pipe_meta(r, *rec);
 
 		if (err)
 			return err;
 	}
 	return 1;
+}
+
+/* Append to @buf at *@n what printf makes of @fmt, within @len. */
+static void say(char *buf, size_t len, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void say(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (*n >= len)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		*n += (size_t)k;
+}
+
+size_t perf_reader__warning(const struct perf_reader *r, char *buf, size_t len)
+{
+	uint64_t read, cut = 0;
+	size_t n = 0, i, cuts = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	if (r->pipe)
+		return 0;
+	/* with streams, r->end is the current stream's */
+	read = (r->nr_st ? r->st[0].end : r->end) - r->hdr.data.offset;
+	for (i = 1; i < r->nr_st; i++) {
+		read += r->st[i].end - r->st[i].cut;
+		cut += r->st[i].cut;
+		cuts += r->st[i].cut > 0;
+	}
+	if (r->unfinished) {
+		say(buf, len, &n, "the recording did not finish (its writer was killed or crashed "
+		    "before it wrote the end of the file): read %llu records (%llu bytes) up to its "
+		    "last checkpoint", (unsigned long long)r->records,
+		    (unsigned long long)(read - r->cut));
+		if (r->nr_st > 1)
+			say(buf, len, &n, " in data and %zu data.N streams", r->nr_st - 1);
+		if (r->after || cut)
+			say(buf, len, &n, "; not read:");
+		if (r->after)
+			say(buf, len, &n, " %llu bytes written after that checkpoint",
+			    (unsigned long long)r->after);
+		if (cut)
+			say(buf, len, &n, "%s the last %llu bytes of %zu data.N stream%s (a record "
+			    "cut short)", r->after ? " and" : "", (unsigned long long)cut, cuts,
+			    cuts == 1 ? "" : "s");
+		say(buf, len, &n, "; no event descriptions, build ids or sample times (written "
+		    "only at the end)");
+	} else if (r->truncated) {
+		say(buf, len, &n, "the file is cut short: its header announces %llu bytes of "
+		    "records, it holds %llu: read the %llu whole records in them",
+		    (unsigned long long)r->want, (unsigned long long)(read - r->cut),
+		    (unsigned long long)r->records);
+		if (r->cut)
+			say(buf, len, &n, "; not read: a record cut short (%llu bytes)",
+			    (unsigned long long)r->cut);
+		if (r->feats_lost)
+			say(buf, len, &n, "; its features (event names, build ids, sample times) "
+			    "are lost");
+	} else if (r->feats_lost) {
+		say(buf, len, &n, "the file is cut short after its records: some of its features "
+		    "(event names, build ids, sample times) are lost");
+	}
+	return n < len ? n : len - 1;
 }
 
 static long find_event(struct perf_reader *r, const struct perf_event_header *rec, bool sample)

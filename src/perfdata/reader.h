@@ -3,6 +3,12 @@
  * perf.data reader: file mode (mapped) and pipe mode (stdin or a file that
  * starts with the 16-byte pipe header). Every offset and size is checked
  * before it is used; errors name the offset and the record.
+ *
+ * A recording whose writer never finished (killed, crashed: a header without
+ * EVENT_DESC, see writer.h) is read up to its last checkpoint, and its data.N
+ * streams up to their last whole record; a file cut short, up to its last
+ * whole record. perf_reader__warning() then says what was not read. Anything
+ * else that does not add up is refused with an error.
  */
 #ifndef OFFCPU_PERFDATA_READER_H
 #define OFFCPU_PERFDATA_READER_H
@@ -64,6 +70,14 @@ const void *perf_reader__feature(const struct perf_reader *r, int feat, size_t *
 
 /* Bytes of record data consumed so far and in all, for a progress line. */
 void perf_reader__progress(const struct perf_reader *r, uint64_t *pos, uint64_t *total);
+
+/*
+ * What was not read, once perf_reader__next() returned 0: a recording that
+ * never finished (read up to its last checkpoint; what follows it, and the
+ * end of a data.N stream cut inside a record, are not), or a file cut short
+ * (its whole records read). Fills @buf and returns its length; 0: nothing.
+ */
+size_t perf_reader__warning(const struct perf_reader *r, char *buf, size_t len);
 
 /* The last error, naming the offset and record where it happened. */
 const char *perf_reader__error(const struct perf_reader *r);

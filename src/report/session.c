@@ -930,6 +930,9 @@ int session__load(const struct session_opts *o, struct profile *p)
 		ret = perf_queue__flush_until(&s.queue, UINT64_MAX, flush_one, &s);
 	if (o->progress)
 		progress(&s, true);
+	/* a recording that never finished, or a file cut short: read, and said */
+	if (!ret && perf_reader__warning(s.r, err, sizeof(err)))
+		pr_warn("%s: %s", o->input, err);
 	if (ret == -EINVAL) {
 		pr_err("%s: %s", o->input, perf_reader__error(s.r));
 		goto out;
