@@ -118,8 +118,9 @@ int begin_file(struct record *r)
 	}
 	if (!r->o.overwrite) /* a snapshot synthesizes after its samples */
 		err = err ?: synthesize(r);
-	if (!err && r->out.pipe)
-		err = perf_writer__flush(r->w); /* the reader gets attrs and side-band now */
+	/* readable from now on, even if offcpu is killed; a pipe's reader gets
+	 * the attrs and side-band now */
+	err = err ?: perf_writer__checkpoint(r->w);
 	r->file_start_ns = now_ns();
 	r->next_flush_ns = r->file_start_ns + r->o.flush_ns;
 	r->file_base = perf_writer__data_size(r->w);

@@ -155,11 +155,15 @@ int round__write(struct record *r, struct round *rd)
 			rd->w = r->w;
 		}
 	}
-	if (!err && written && rd->finish) {
+	if (!err && written && rd->finish)
 		err = perf_writer__write(rd->w, &fin);
-		if (!err && r->o.pipe_output)
-			err = perf_writer__flush(rd->w);
-	}
+	/*
+	 * Whatever ends offcpu from now on (SIGKILL, the OOM killer, a crash),
+	 * a reader gets this round: on disk, and in the header (a flush for a
+	 * pipe or a data.N stream).
+	 */
+	if (!err && written)
+		err = perf_writer__checkpoint(rd->w);
 	return err;
 }
 
