@@ -25,9 +25,14 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
 }
 
+/*
+ * Append @s; a name (@clean) escaped as on a terminal (str_escape: no
+ * control character, newline or stray byte reaches the output) and with its
+ * ';' made ':', the one character that would split it into two frames.
+ */
 static void put(char **buf, size_t *len, size_t *cap, const char *s, bool clean)
 {
-	size_t n = strlen(s);
+	size_t n = clean ? str_escape(NULL, 0, s) : strlen(s);
 
 	if (*len + n + 8 > *cap) {
 		size_t c = (*cap + n + 8) * 2;
@@ -38,13 +43,15 @@ static void put(char **buf, size_t *len, size_t *cap, const char *s, bool clean)
 		*buf = nb;
 		*cap = c;
 	}
-	memcpy(*buf + *len, s, n + 1);
 	if (clean) {
 		char *q;
 
+		str_escape(*buf + *len, n + 1, s);
 		for (q = *buf + *len; *q; q++)
-			if (*q == ';' || *q == '\n')
+			if (*q == ';')
 				*q = ':';
+	} else {
+		memcpy(*buf + *len, s, n + 1);
 	}
 	*len += n;
 }

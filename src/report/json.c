@@ -10,22 +10,41 @@
 #include <errno.h>
 #include <string.h>
 #include "profile.h"
+#include "../util/util.h"
 
-/* The first @len bytes of @s as a JSON string. */
+/*
+ * The first @len bytes of @s as a JSON string. Valid UTF-8 is kept, the
+ * characters a terminal acts on as \uNNNN (JSON's escapes, so the value is
+ * exact), a byte that is not UTF-8 as the text \xNN: JSON cannot carry it,
+ * and the output stays UTF-8 that every parser reads.
+ */
 static void strn(FILE *f, const char *s, size_t len)
 {
 	const char *end = s + len;
 
 	fputc('"', f);
-	for (; s < end; s++) {
+	while (s < end) {
 		unsigned char c = (unsigned char)*s;
+		uint32_t cp;
+		size_t k;
 
 		if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || c == 0x7f)
 			fprintf(f, "\\u%04x", c);
-		else
+		else if (c < 0x80)
 			fputc(c, f);
+		else if (!(k = utf8_decode(s, (size_t)(end - s), &cp)))
+			fprintf(f, "\\\\x%02x", c);
+		else {
+			if (unicode_unsafe(cp))
+				fprintf(f, "\\u%04x", (unsigned)cp);
+			else
+				fwrite(s, 1, k, f);
+			s += k;
+			continue;
+		}
+		s++;
 	}
 	fputc('"', f);
 }

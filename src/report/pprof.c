@@ -104,8 +104,24 @@ static uint64_t str_id(struct strs *s, const char *str)
 		return 0;
 	}
 	if (created) {
+		/* names go in escaped as on a terminal: pprof prints them there, and
+		 * protobuf readers refuse a string that is not UTF-8. Different
+		 * names stay different (str_escape() is one to one). */
+		char small[256], *e = small;
+		size_t len = str_escape_n(small, sizeof(small), str, n);
+
+		if (len >= sizeof(small)) {
+			e = malloc(len + 1);
+			if (!e) {
+				s->out.err = -ENOMEM;
+				return 0;
+			}
+			str_escape_n(e, len + 1, str, n);
+		}
 		*v = s->nr++;
-		pb_bytes(&s->out, 6, str, n);
+		pb_bytes(&s->out, 6, e, len);
+		if (e != small)
+			free(e);
 	}
 	return *v;
 }

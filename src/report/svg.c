@@ -170,23 +170,40 @@ static void color(const struct profile *p, const struct node *n, bool off, char 
 	sprintf(out, "rgb(%d,%d,%d)", r, g, b);
 }
 
+/*
+ * @s as XML text: escaped first as on a terminal (str_escape), which leaves
+ * valid UTF-8 without a control character, all an XML parser accepts; at
+ * most @max characters of it, the last two of them ".." when it is cut.
+ */
 static void xml(FILE *f, const char *s, size_t max)
 {
-	size_t n = 0;
+	char small[256], *e = small;
+	size_t len = str_escape(small, sizeof(small), s), chars = 0, keep, n = 0, at;
 
-	for (; *s && n < max; s++, n++) {
-		switch (*s) {
+	if (len >= sizeof(small)) {
+		e = malloc(len + 1);
+		if (!e)
+			return;
+		str_escape(e, len + 1, s);
+	}
+	for (at = 0; at < len; at++)
+		chars += ((unsigned char)e[at] & 0xc0) != 0x80; /* a character starts */
+	keep = chars <= max ? chars : max >= 2 ? max - 2 : 0;
+	for (at = 0; at < len; at++) {
+		if (((unsigned char)e[at] & 0xc0) != 0x80 && n++ == keep)
+			break;
+		switch (e[at]) {
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '&': fputs("&amp;", f); break;
 		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, f);
+		default: fputc(e[at], f);
 		}
 	}
-	if (*s && max >= 2)
+	if (chars > max && max >= 2)
 		fputs("..", f);
+	if (e != small)
+		free(e);
 }
 
 static const char script[] =
@@ -378,7 +395,7 @@ int svg__write(const struct profile *p, int event, const char *title, FILE *f)
 			"rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%d\">", x, y, w, FRAME_H - 1, fill,
 			x + 3, y + 11);
 		if (chars >= 3)
-			xml(f, name, strlen(name) <= chars ? chars : chars - 2);
+			xml(f, name, chars);
 		fputs("</text></g>\n", f);
 	}
 	fputs("</svg>\n", f);

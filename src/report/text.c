@@ -3,7 +3,10 @@
  * Default text output: per event, the top entries grouped by the sort keys
  * (the symbol and binary are those of the innermost frame, where the thread
  * blocked or ran), then, when symbols are among the keys, the call paths
- * that lead to the top entries.
+ * that lead to the top entries. Every name in it (commands, threads,
+ * binaries, symbols, source files, wakers, event names) is another user's
+ * choice and is printed escaped (fput_escaped): no raw control character
+ * reaches the terminal, and a column is padded by the width it shows.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -84,10 +87,15 @@ static void print_paths(FILE *f, const struct profile *p, const struct entry *e,
 	}
 	if (n)
 		qsort(paths, n, sizeof(*paths), cmp_path);
-	fprintf(f, "\n  %s (%s, %s):\n", profile__frame_name(p, leaf(p, e->first_row == UINT32_MAX ? 0 :
-								       p->rows[e->first_row].stack)),
-	       strtab__get(&p->str, e->comm), e->dso == UINT32_MAX ? "[unknown]" :
-	       strtab__get(&p->str, p->dsos[e->dso].short_name));
+	fprintf(f, "\n  ");
+	fput_escaped(f, profile__frame_name(p, leaf(p, e->first_row == UINT32_MAX ? 0 :
+							   p->rows[e->first_row].stack)), 0);
+	fprintf(f, " (");
+	fput_escaped(f, strtab__get(&p->str, e->comm), 0);
+	fprintf(f, ", ");
+	fput_escaped(f, e->dso == UINT32_MAX ? "[unknown]" :
+			strtab__get(&p->str, p->dsos[e->dso].short_name), 0);
+	fprintf(f, "):\n");
 	for (i = 0; i < n && i < MAX_PATHS; i++) {
 		uint32_t nr;
 		const uint32_t *ids = profile__stack_frames(p, paths[i].stack, &nr);
@@ -98,10 +106,15 @@ static void print_paths(FILE *f, const struct profile *p, const struct entry *e,
 		for (k = nr; k-- > 0;) {
 			const struct profile_frame *fr = &p->frames[ids[k]];
 
-			fprintf(f, "            %s%s  (%s", fr->inlined ? "(inlined) " : "",
-			       profile__frame_name(p, ids[k]), profile__frame_dso(p, ids[k]));
-			if (fr->file)
-				fprintf(f, " %s:%u", strtab__get(&p->str, fr->file), fr->line);
+			fprintf(f, "            %s", fr->inlined ? "(inlined) " : "");
+			fput_escaped(f, profile__frame_name(p, ids[k]), 0);
+			fprintf(f, "  (");
+			fput_escaped(f, profile__frame_dso(p, ids[k]), 0);
+			if (fr->file) {
+				fputc(' ', f);
+				fput_escaped(f, strtab__get(&p->str, fr->file), 0);
+				fprintf(f, ":%u", fr->line);
+			}
 			fprintf(f, ")\n");
 		}
 	}
@@ -178,13 +191,13 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 
 		if (!e->count)
 			continue;
+		fprintf(f, "# ");
+		fput_escaped(f, strtab__get(&p->str, e->name), 0);
 		if (e->offcpu)
-			fprintf(f, "# %s: %.3f ms off-CPU in %llu samples\n",
-			       strtab__get(&p->str, e->name), e->period / 1e6,
-			       (unsigned long long)e->count);
+			fprintf(f, ": %.3f ms off-CPU in %llu samples\n", e->period / 1e6,
+				(unsigned long long)e->count);
 		else
-			fprintf(f, "# %s: %llu samples\n", strtab__get(&p->str, e->name),
-			       (unsigned long long)e->count);
+			fprintf(f, ": %llu samples\n", (unsigned long long)e->count);
 		fprintf(f, "# %12s %8s", e->offcpu ? "ms" : "samples", "%");
 		for (k = 0; k < o->nr_keys; k++) {
 			static const char *names[] = { "comm", "pid", "tid", "dso", "symbol", "state",
@@ -205,7 +218,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 			for (k = 0; k < o->nr_keys; k++) {
 				switch (o->keys[k]) {
 				case SORT_COMM:
-					fprintf(f, "  %-16s", strtab__get(&p->str, en->comm));
+					fprintf(f, "  ");
+					fput_escaped(f, strtab__get(&p->str, en->comm), 16);
 					break;
 				case SORT_PID:
 					fprintf(f, " %8u", en->pid);
@@ -214,12 +228,14 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 					fprintf(f, " %8u", en->tid);
 					break;
 				case SORT_DSO:
-					fprintf(f, "  %-16s", en->dso == UINT32_MAX ? "[unknown]" :
-					       strtab__get(&p->str, p->dsos[en->dso].short_name));
+					fprintf(f, "  ");
+					fput_escaped(f, en->dso == UINT32_MAX ? "[unknown]" :
+						     strtab__get(&p->str, p->dsos[en->dso].short_name), 16);
 					break;
 				case SORT_SYM:
-					fprintf(f, "  %s", en->sym == UINT32_MAX ? "[no frames]" :
-						strtab__get(&p->str, en->sym));
+					fprintf(f, "  ");
+					fput_escaped(f, en->sym == UINT32_MAX ? "[no frames]" :
+						     strtab__get(&p->str, en->sym), 0);
 					break;
 				case SORT_STATE:
 					fprintf(f, "  %-9s", profile__state_name(en->state));
@@ -228,7 +244,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 					struct profile_row w = { .waker = en->waker, .chain = en->chain };
 					char buf[256];
 
-					fprintf(f, "  %-16s", profile__waker_text(p, &w, buf, sizeof(buf)));
+					fprintf(f, "  ");
+					fput_escaped(f, profile__waker_text(p, &w, buf, sizeof(buf)), 16);
 					break;
 				}
 				}

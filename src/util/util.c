@@ -294,7 +294,8 @@ size_t utf8_decode(const char *s, size_t n, uint32_t *cp)
 bool unicode_unsafe(uint32_t cp)
 {
 	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
-	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+	       cp == 0xfffe || cp == 0xffff;
 }
 
 /* Terminal columns of a code point: enough of wcwidth() to keep a table aligned. */

@@ -76,8 +76,9 @@ int grow_array(void **p, size_t *cap, size_t need, size_t elem);
  *     is not part of valid UTF-8 (a lone 0x9b is CSI to a Latin-1 terminal);
  *   \uNNNN for the code points terminals act on or that reorder a line: the
  *     C1 controls U+0080..U+009F (xterm takes U+009B as CSI), the bidi
- *     controls (U+061C, U+200E/F, U+202A..U+202E, U+2066..U+2069) and the
- *     line and paragraph separators U+2028/U+2029;
+ *     controls (U+061C, U+200E/F, U+202A..U+202E, U+2066..U+2069), the
+ *     line and paragraph separators U+2028/U+2029, and U+FFFE/U+FFFF (not
+ *     characters: an XML parser, the SVG's, stops at them);
  *   everything else, valid UTF-8 included, as it is: names in other scripts
  *   stay readable.
  * Different names never escape to the same text.

@@ -264,6 +264,7 @@ static void test_escape(void)
 	CHECK_STR(esc("\xc2\x9b" "2J"), "\\u009b2J");
 	CHECK_STR(esc("a\xe2\x80\xae" "b"), "a\\u202eb");
 	CHECK_STR(esc("\xe2\x81\xa6x\xe2\x80\xa8"), "\\u2066x\\u2028");
+	CHECK_STR(esc("\xef\xbf\xbe\xef\xbf\xbd"), "\\ufffe\xef\xbf\xbd"); /* U+FFFD stays */
 	/* different names, different texts: a backslash is escaped too */
 	dup = str_escape_dup("\\x1b");
 	CHECK(dup && strcmp(dup, esc("\x1b")));
