@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 #include <gelf.h>
 #include "elf.h"
+#include "objread.h"
 
 size_t elf_build_id(Elf *elf, uint8_t *out, size_t cap)
 {
@@ -37,21 +36,14 @@ size_t elf_build_id(Elf *elf, uint8_t *out, size_t cap)
 
 int elf_build_id_path(const char *path, uint8_t *out, size_t cap)
 {
-	Elf *elf;
-	int fd, ret;
+	struct elfobj o;
+	int e;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		close(fd);
-		return -EINVAL;
-	}
-	ret = (int)elf_build_id(elf, out, cap);
-	elf_end(elf);
-	close(fd);
-	return ret;
+	/* another user's file: a regular file only, read without mapping it */
+	e = elfobj__open(&o, path, NULL, 0);
+	if (e)
+		return e;
+	e = (int)elfobj__build_id(&o, out, cap);
+	elfobj__close(&o);
+	return e;
 }
