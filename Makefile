@@ -29,7 +29,7 @@ CORE_SRCS := src/util/util.c src/util/outfile.c src/util/procmaps.c src/util/kal
 	src/perfdata/queue.c src/perfdata/wakers.c
 RECORD_SRCS := src/record/record.c src/record/options.c src/record/summary.c src/record/round.c src/record/events.c src/record/file.c src/record/threads.c src/record/flight.c src/record/collector.c src/record/sideband.c src/record/synth.c \
 	src/record/target.c src/record/buildids.c src/record/rings.c src/record/output.c \
-	src/record/korc.c src/record/unwinder.c src/unwind/tables.c src/unwind/oracle.c
+	src/record/korc.c src/record/unwinder.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
 REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c src/report/profile.c \
 	src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c src/report/json.c
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
@@ -37,7 +37,7 @@ APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 
 UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_queue.c tests/unit/test_util.c tests/unit/test_outfile.c tests/unit/test_options.c tests/unit/test_summary.c tests/unit/test_rings.c tests/unit/test_unwind.c tests/unit/test_oracle.c tests/unit/test_report.c tests/unit/unit_main.c \
 	src/report/symbolizer.c src/report/profile.c src/report/folded.c src/report/pprof.c src/report/session.c \
-	src/report/text.c src/report/json.c src/report/svg.c src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/unwind/tables.c src/unwind/oracle.c
+	src/report/text.c src/report/json.c src/report/svg.c src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers
 
 .PHONY: all clean check check-run unit demo install deps bench

@@ -247,7 +247,7 @@ static int start_unwinder(struct record *r)
 
 	if (!collector__unwind_maps(r->coll, &m))
 		return 0;
-	r->unw = unwinder__new(&m, r->o.verify_stacks, msg, sizeof(msg));
+	r->unw = unwinder__new(&m, r->o.verify_stacks, &stop_signal, msg, sizeof(msg));
 	if (!r->unw) {
 		pr_err("%s", msg);
 		return -ENOMEM;

@@ -24,6 +24,15 @@
 #define POLL_NS (2 * 1000000ULL)
 #define PRUNE_NS (2000 * 1000000ULL)
 
+/*
+ * What one object may cost (struct unwind_budget): the largest Debian
+ * objects have 700k rows (libLLVM), 400 distinct rules (redis-server) and
+ * 5 MB of .eh_frame, and build in tens of milliseconds.
+ */
+#define BUDGET_RULES 2048
+#define BUDGET_BYTES (64ULL << 20)
+#define BUDGET_NS (3000 * 1000000ULL)
+
 /* What identifies an object's file: the same file in every process. */
 struct obj_key {
 	uint64_t dev, ino, size, mtime_ns;
@@ -62,12 +71,23 @@ struct unwinder {
 	struct unwinder_stats st;
 	struct ring_buffer *verify; /* --verify-stacks: walks to check */
 	struct unwind_oracle *oracle;
+	const volatile int *cancel; /* the recording's end */
+	struct unwind_budget budget;
+	bool rules_warned;
+	bool abandoned; /* its thread did not stop: never freed */
 };
+
+static bool cancelled(void *arg)
+{
+	struct unwinder *u = arg;
+
+	return u->stop || (u->cancel && *u->cancel);
+}
 
 static int on_verify(void *ctx, void *data, size_t size);
 
-struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verify, char *msg,
-			       size_t len)
+struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verify,
+			       const volatile int *cancel, char *msg, size_t len)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
@@ -80,6 +100,11 @@ struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verif
 	}
 	u->m = *m;
 	u->nr_obj = 1; /* object 0: no table */
+	u->cancel = cancel;
+	/* no object takes more than half the rows: the others keep room */
+	u->budget = (struct unwind_budget){ .max_rows = m->nr_rows / 2, .max_rules = BUDGET_RULES,
+					    .max_bytes = BUDGET_BYTES, .max_ns = BUDGET_NS,
+					    .cancel = cancelled, .arg = u };
 	if (verify) {
 		u->oracle = unwind_oracle__new();
 		u->verify = u->oracle ? ring_buffer__new(m->verify_fd, on_verify, u, NULL) : NULL;
@@ -98,22 +123,33 @@ struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verif
 }
 
 /*
- * Put a built table into the BPF arrays: its new rules, then its rows, then
- * the object's slice (BPF reads an object only once a process names it, and
- * that update is a system call after all of this). Returns false when it
- * does not fit.
+ * Put a built table into the BPF arrays: its rules into the shared set (and
+ * the new ones into the rule array), then its rows, then the object's slice
+ * (BPF reads an object only once a process names it, and that update is a
+ * system call after all of this). Returns false when it does not fit.
  */
-static bool publish(struct unwinder *u, uint32_t id, const struct unwind_table *t)
+static bool publish(struct unwinder *u, uint32_t id, struct unwind_table *t, const char *name)
 {
 	size_t i, first = u->st.rows;
+	int e;
 
-	if (u->rs.nr > u->m.nr_rules)
-		return false;
 	for (i = 0; i < t->nr; i++)
 		if (t->rows[i].start > UINT32_MAX)
 			return false; /* the walk keeps 32-bit addresses */
 	if (t->nr > u->m.nr_rows - first) {
 		u->st.mem_full++;
+		pr_info("no unwind table for %s: %zu rows do not fit (--unwind-mem)", name, t->nr);
+		return false;
+	}
+	e = unwind_rules__merge(&u->rs, t, u->m.nr_rules);
+	if (e) {
+		if (e == -ENOSPC) {
+			u->st.rules_full++;
+			if (!u->rules_warned)
+				pr_warn("the unwind rule array is full (%u rules): %s and the objects "
+					"after it get no table", u->m.nr_rules, name);
+			u->rules_warned = true;
+		}
 		return false;
 	}
 	for (; u->rules_published < u->rs.nr; u->rules_published++)
@@ -129,7 +165,7 @@ static bool publish(struct unwinder *u, uint32_t id, const struct unwind_table *
 }
 
 /* A new object from a built (or failed: @t NULL) table. Returns its id or 0. */
-static uint32_t new_object(struct unwinder *u, const struct unwind_table *t)
+static uint32_t new_object(struct unwinder *u, struct unwind_table *t, const char *name)
 {
 	uint32_t id;
 	struct uobj *o;
@@ -143,7 +179,7 @@ static uint32_t new_object(struct unwinder *u, const struct unwind_table *t)
 	if (t) {
 		memcpy(o->loads, t->loads, sizeof(o->loads));
 		o->nr_loads = t->nr_loads;
-		o->table = publish(u, id, t);
+		o->table = publish(u, id, t, name);
 	}
 	if (o->table)
 		u->st.objects++;
@@ -165,7 +201,7 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	char path[96], err[256];
 	uint64_t *v, t0;
 	uint32_t id;
-	int created;
+	int created, e;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", tgid, range);
 	if (stat(path, &sb))
@@ -178,13 +214,24 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	if (!build)
 		return OFFCPU_UNW_OBJ_PENDING;
 	t0 = now_ns();
-	if (unwind_table__build(&t, &u->rs, path, err, sizeof(err))) {
-		pr_info("no unwind table for %s: %s", name, err);
-		id = new_object(u, NULL);
+	e = unwind_table__build(&t, path, &u->budget, err, sizeof(err));
+	if (e == -ECANCELED) {
+		u->st.build_ns += now_ns() - t0;
+		return 0; /* the recording is ending: not remembered as failed */
+	}
+	if (e) {
+		/* the message names /proc/PID/map_files/...: say which object that is */
+		pr_info("no unwind table for %s (%s)", name, err);
+		if (e == -E2BIG || e == -ETIME) {
+			if (!u->st.over_budget++)
+				snprintf(u->st.first_over, sizeof(u->st.first_over), "%.120s: %.120s", name,
+					 strchr(err, ' ') ? strchr(err, ' ') + 1 : err);
+		} else if (e == -EIO) {
+			u->st.unreadable++;
+		}
+		id = new_object(u, NULL, name);
 	} else {
-		id = new_object(u, &t);
-		if (!u->obj[id].table)
-			pr_info("no unwind table for %s: %zu rows do not fit (--unwind-mem)", name, t.nr);
+		id = new_object(u, &t, name);
 		unwind_table__free(&t);
 	}
 	u->st.build_ns += now_ns() - t0;
@@ -216,13 +263,13 @@ static uint32_t vdso_object(struct unwinder *u)
 		fclose(f);
 	if (!base || !size)
 		return 0;
-	if (unwind_table__build_mem(&t, &u->rs, (const void *)base, size, "[vdso]", err,
+	if (unwind_table__build_mem(&t, (const void *)base, size, "[vdso]", &u->budget, err,
 				    sizeof(err))) {
 		pr_info("no unwind table for [vdso]: %s", err);
-		u->vdso = new_object(u, NULL);
+		u->vdso = new_object(u, NULL, "[vdso]");
 		return u->vdso;
 	}
-	u->vdso = new_object(u, &t);
+	u->vdso = new_object(u, &t, "[vdso]");
 	unwind_table__free(&t);
 	return u->vdso;
 }
@@ -480,10 +527,28 @@ int unwinder__start(struct unwinder *u)
 
 void unwinder__stop(struct unwinder *u)
 {
+	struct timespec until;
+
 	if (!u || !u->running)
 		return;
 	u->stop = 1;
-	pthread_join(u->thread, NULL);
+	/* a build stops at once; only a file that blocks a read holds the
+	 * thread (an NFS or FUSE file): the recording does not wait for it */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += UNWINDER_STOP_MS / 1000;
+	until.tv_nsec += (UNWINDER_STOP_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (pthread_timedjoin_np(u->thread, NULL, &until)) {
+		pr_warn("the unwind table loader did not stop within %d ms (reading a file that "
+			"blocks?): left behind", UNWINDER_STOP_MS);
+		pthread_detach(u->thread);
+		u->abandoned = true;
+		u->running = false;
+		return;
+	}
 	u->running = false;
 	if (u->verify)
 		ring_buffer__consume(u->verify); /* the last walks */
@@ -491,9 +556,12 @@ void unwinder__stop(struct unwinder *u)
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
 {
-	pthread_mutex_lock(&u->lock);
+	/* an abandoned thread may hold the lock for ever: read without it */
+	if (!u->abandoned)
+		pthread_mutex_lock(&u->lock);
 	*st = u->st;
-	pthread_mutex_unlock(&u->lock);
+	if (!u->abandoned)
+		pthread_mutex_unlock(&u->lock);
 }
 
 void unwinder__free(struct unwinder *u)
@@ -501,6 +569,8 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	unwinder__stop(u);
+	if (u->abandoned)
+		return; /* its thread still uses it */
 	ring_buffer__free(u->verify);
 	unwind_oracle__free(u->oracle);
 	unwind_rules__free(&u->rs);

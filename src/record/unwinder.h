@@ -6,6 +6,11 @@
  * the targets at the start, then whatever the BPF program asks for (a
  * process it has no mappings of, an exec, a pc in no known mapping), by a
  * thread of its own so that building never delays the buffers' draining.
+ *
+ * Objects are other users' files: each one's build has a budget (rows,
+ * rules, bytes of .eh_frame, time); one over it, or one that changes while
+ * it is read, gets no table (frame pointers there) and is counted, so that
+ * no object can take the memory or the loader from the others.
  */
 #ifndef OFFCPU_RECORD_UNWINDER_H
 #define OFFCPU_RECORD_UNWINDER_H
@@ -21,6 +26,10 @@ struct unwinder_stats {
 	uint64_t objects; /* objects with a table */
 	uint64_t no_table; /* objects without: no .eh_frame, unreadable, ... */
 	uint64_t mem_full; /* objects left without a table: --unwind-mem full */
+	uint64_t over_budget; /* objects over what one object may cost (rows, rules, bytes, time) */
+	uint64_t rules_full; /* objects left without a table: the shared rule array was full */
+	uint64_t unreadable; /* objects that changed or shrank while they were read */
+	char first_over[256]; /* why the first object over its budget was */
 	uint64_t rows, rows_cap; /* rows loaded, rows the memory holds */
 	uint64_t rules;
 	uint64_t processes; /* process loads (including reloads) */
@@ -35,15 +44,23 @@ struct unwinder_stats {
 /*
  * Over the maps of a loaded collector; with @verify, the table walks the BPF
  * program sends are unwound again by libdw (src/unwind/oracle.c) and
- * compared. Returns NULL with @msg on failure.
+ * compared. A build in progress stops as soon as *@cancel is non-zero (the
+ * recording ends), or unwinder__stop() is called. Returns NULL with @msg on
+ * failure.
  */
-struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verify, char *msg,
-			       size_t len);
+struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verify,
+			       const volatile int *cancel, char *msg, size_t len);
 /* Load process @tgid's mappings now. Returns 0 or -errno (-ESRCH: it is gone). */
 int unwinder__add_process(struct unwinder *u, int tgid);
 /* Serve the BPF program's requests from a thread until unwinder__stop(). */
 int unwinder__start(struct unwinder *u);
+/*
+ * Stop the thread: within UNWINDER_STOP_MS whatever it is reading (a file
+ * that blocks: the thread is left behind, and the unwinder with it, until
+ * the process exits).
+ */
 void unwinder__stop(struct unwinder *u);
+#define UNWINDER_STOP_MS 1000
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
 void unwinder__free(struct unwinder *u);
 

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <dwarf.h>
-#include <gelf.h>
-#include <elfutils/libdw.h>
+#include "ehframe.h"
 #include "tables.h"
+#include "../util/objread.h"
 #include "../util/util.h"
+
+/* messages name paths: one too long for its buffer is cut, on purpose */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #define X86_RBP 6
 #define X86_RSP 7
-#define X86_RA 16
 
 int unwind_rules__init(struct unwind_rules *rs)
 {
@@ -56,77 +56,126 @@ static long rule_index(struct unwind_rules *rs, const struct unwind_rule *r)
 	return (long)*v;
 }
 
-/* cfa = rsp + 8 + ((rip & 15) >= 11 ? 8 : 0): what binutils writes for .plt */
-static bool plt_cfa(const Dwarf_Op *ops, size_t n)
+/* How many bytes the DWARF expression operation @op's operands take at @p; -1 if unknown. */
+static int expr_operands(uint8_t op, const uint8_t *p, const uint8_t *end)
 {
-	size_t i;
-	bool rip = false;
+	const uint8_t *q = p;
 
-	if (n != 9 || ops[0].atom != DW_OP_breg7 || (int64_t)ops[0].number != 8 ||
-	    ops[n - 1].atom != DW_OP_plus)
-		return false;
-	for (i = 1; i < n; i++)
-		rip |= ops[i].atom == DW_OP_breg16;
-	return rip;
+	if ((op >= DW_OP_breg0 && op <= DW_OP_breg31) || op == DW_OP_plus_uconst ||
+	    op == DW_OP_constu || op == DW_OP_consts) {
+		while (q < end && (*q & 0x80))
+			q++;
+		return q < end ? (int)(q - p) + 1 : -1;
+	}
+	if (op >= DW_OP_lit0 && op <= DW_OP_lit31)
+		return 0;
+	switch (op) {
+	case DW_OP_and: case DW_OP_ge: case DW_OP_shl: case DW_OP_plus: case DW_OP_minus:
+	case DW_OP_mul: case DW_OP_or: case DW_OP_xor: case DW_OP_shr: case DW_OP_lt:
+	case DW_OP_gt: case DW_OP_le: case DW_OP_eq: case DW_OP_ne: case DW_OP_deref:
+	case DW_OP_dup: case DW_OP_drop: case DW_OP_swap: case DW_OP_neg: case DW_OP_not:
+		return 0;
+	case DW_OP_const1u: case DW_OP_const1s:
+		return 1;
+	case DW_OP_const2u: case DW_OP_const2s:
+		return 2;
+	case DW_OP_const4u: case DW_OP_const4s:
+		return 4;
+	case DW_OP_const8u: case DW_OP_const8s:
+		return 8;
+	}
+	return -1;
+}
+
+/*
+ * cfa = rsp + 8 + ((rip & 15) >= 11 ? 8 : 0): what binutils writes for .plt,
+ * 9 operations from DW_OP_breg7 8 to DW_OP_plus, rip among them.
+ */
+static bool plt_cfa(const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	bool rip = false;
+	size_t n = 0;
+	uint8_t op = 0;
+
+	while (p < end) {
+		int k;
+
+		op = *p++;
+		k = expr_operands(op, p, end);
+		if (k < 0 || (size_t)k > (size_t)(end - p))
+			return false;
+		if (n == 0 && !(op == DW_OP_breg7 && k == 1 && p[0] == 8))
+			return false;
+		rip |= op == DW_OP_breg16;
+		p += k;
+		n++;
+	}
+	return n == 9 && op == DW_OP_plus && rip;
+}
+
+static bool fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
 }
 
 /* The rule of one CFI row; CFA_NONE for what the walk cannot follow. */
-static struct unwind_rule frame_rule(Dwarf_Frame *f, bool signal)
+static struct unwind_rule frame_rule(const struct cfi_row *row)
 {
-	struct unwind_rule r = { .cfa = OFFCPU_UNW_CFA_NONE, .rbp = OFFCPU_UNW_RBP_UNDEF };
-	Dwarf_Op mem[3], *ops;
-	size_t n;
+	struct unwind_rule r = { .cfa = OFFCPU_UNW_CFA_NONE, .rbp = OFFCPU_UNW_RBP_UNDEF },
+			   none = r;
 
 	/* rt_sigreturn (glibc's __restore_rt): the registers the signal
 	 * interrupted are in the ucontext at rsp, as the kernel saved them */
-	if (signal) {
+	if (row->signal) {
 		r.cfa = OFFCPU_UNW_CFA_SIGNAL;
 		r.rbp = OFFCPU_UNW_RBP_AT;
 		return r;
 	}
-
-	if (dwarf_frame_cfa(f, &ops, &n) || !n)
-		return r;
-	if (n == 1 && ops[0].atom == DW_OP_bregx &&
-	    (ops[0].number == X86_RSP || ops[0].number == X86_RBP)) {
-		int64_t off = (int64_t)ops[0].number2;
-
-		if (off < INT32_MIN || off > INT32_MAX)
-			return r;
-		r.cfa = ops[0].number == X86_RSP ? OFFCPU_UNW_CFA_RSP : OFFCPU_UNW_CFA_RBP;
-		r.cfa_off = (int32_t)off;
-	} else if (plt_cfa(ops, n)) {
+	if (row->cfa_how == CFI_CFA_REG && (row->cfa_reg == X86_RSP || row->cfa_reg == X86_RBP)) {
+		if (!fits32(row->cfa_off))
+			return none;
+		r.cfa = row->cfa_reg == X86_RSP ? OFFCPU_UNW_CFA_RSP : OFFCPU_UNW_CFA_RBP;
+		r.cfa_off = (int32_t)row->cfa_off;
+	} else if (row->cfa_how == CFI_CFA_EXPR && plt_cfa(row->expr, row->expr_len)) {
 		r.cfa = OFFCPU_UNW_CFA_PLT;
 	} else {
-		return r;
+		return none;
 	}
 	/* the return address: at CFA - 8, or undefined in the outermost frame */
-	if (dwarf_frame_register(f, X86_RA, mem, &ops, &n))
-		goto unsupported;
-	if (n == 0 && ops == mem) {
+	if (row->ra.how == CFI_REG_UNDEF)
 		r.outermost = 1;
-	} else if (!(n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-		     ops[1].atom == DW_OP_plus_uconst && (int64_t)ops[1].number == -8)) {
-		goto unsupported;
-	}
+	else if (!(row->ra.how == CFI_REG_OFFSET && row->ra.off == -8))
+		return none;
 	/* the caller's rbp, needed where a caller's CFA is rbp-based */
-	if (dwarf_frame_register(f, X86_RBP, mem, &ops, &n))
-		goto unsupported;
-	if (n == 0) {
-		r.rbp = ops == NULL ? OFFCPU_UNW_RBP_SAME : OFFCPU_UNW_RBP_UNDEF;
-	} else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-		   ops[1].atom == DW_OP_plus_uconst) {
-		int64_t off = (int64_t)ops[1].number;
-
-		if (off < INT32_MIN || off > INT32_MAX)
-			goto unsupported;
+	if (row->rbp.how == CFI_REG_SAME) {
+		r.rbp = OFFCPU_UNW_RBP_SAME;
+	} else if (row->rbp.how == CFI_REG_OFFSET) {
+		if (!fits32(row->rbp.off))
+			return none;
 		r.rbp = OFFCPU_UNW_RBP_AT;
-		r.rbp_off = (int32_t)off;
+		r.rbp_off = (int32_t)row->rbp.off;
 	}
 	return r;
-unsupported:
-	r = (struct unwind_rule){ .cfa = OFFCPU_UNW_CFA_NONE, .rbp = OFFCPU_UNW_RBP_UNDEF };
-	return r;
+}
+
+/* The index of @r among the table's own rules, added if new; -E2BIG over budget. */
+static long local_rule(struct unwind_table *t, const struct unwind_rule *r, size_t max)
+{
+	int created;
+	uint64_t *v = hashmap__upsert(&t->rule_index, r, sizeof(*r), &created);
+
+	if (!v)
+		return -ENOMEM;
+	if (created) {
+		if (max && t->nr_rules >= max)
+			return -E2BIG;
+		if (grow_array((void **)&t->rules, &t->cap_rules, t->nr_rules + 1, sizeof(*t->rules)))
+			return -ENOMEM;
+		t->rules[t->nr_rules] = *r;
+		*v = t->nr_rules++;
+	}
+	return (long)*v;
 }
 
 static int add_row(struct unwind_table *t, uint64_t start, uint32_t rule)
@@ -143,83 +192,71 @@ static int add_row(struct unwind_table *t, uint64_t start, uint32_t rule)
 	return 0;
 }
 
-static int32_t rd32(const uint8_t *p)
+struct build {
+	struct unwind_table *t;
+	const struct unwind_budget *b;
+	uint64_t t0;
+	size_t calls;
+	char *err;
+	size_t errlen;
+	const char *name;
+};
+
+static int on_row(void *arg, uint64_t start, const struct cfi_row *row)
 {
-	int32_t v;
+	struct build *bd = arg;
+	struct unwind_table *t = bd->t;
+	const struct unwind_budget *b = bd->b;
+	long k = UNWIND_RULE_NONE;
 
-	memcpy(&v, p, 4);
-	return v;
-}
-
-/*
- * The initial locations of every FDE, from .eh_frame_hdr's sorted search
- * table (libdw lists no FDEs): version 1, datarel|sdata4 entries, as in every
- * Debian object tried.
- */
-static int fde_starts(Elf *elf, uint64_t **out, size_t *nr, char *err, size_t errlen)
-{
-	size_t shstrndx, i, count;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	Elf_Data *d;
-	const uint8_t *p;
-	uint64_t *v;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		goto bad;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".eh_frame_hdr"))
-			break;
+	if (b && !(++bd->calls & 1023)) {
+		if (b->cancel && b->cancel(b->arg)) {
+			snprintf(bd->err, bd->errlen, "%s: cancelled", bd->name);
+			return -ECANCELED;
+		}
+		if (b->max_ns && now_ns() - bd->t0 > b->max_ns) {
+			snprintf(bd->err, bd->errlen, "%s: over its time budget (%.1f s)", bd->name,
+				 (double)b->max_ns / 1e9);
+			return -ETIME;
+		}
 	}
-	if (!scn || !(d = elf_getdata(scn, NULL)) || d->d_size < 12)
-		goto bad;
-	p = d->d_buf;
-	/* version, eh_frame_ptr encoding, fde_count encoding (udata4), table encoding */
-	if (p[0] != 1 || p[2] != (DW_EH_PE_udata4) ||
-	    p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || (p[1] & 0x0f) != DW_EH_PE_sdata4) {
-		snprintf(err, errlen, ".eh_frame_hdr has encodings offcpu does not read (%#x %#x %#x)",
-			 p[1], p[2], p[3]);
-		return -ENOTSUP;
+	if (row) {
+		struct unwind_rule r = frame_rule(row);
+
+		t->unsupported += r.cfa == OFFCPU_UNW_CFA_NONE;
+		k = local_rule(t, &r, b ? b->max_rules : 0);
+		if (k == -E2BIG) {
+			snprintf(bd->err, bd->errlen, "%s: over its budget of %zu distinct unwind rules",
+				 bd->name, b->max_rules);
+			return -E2BIG;
+		}
+		if (k < 0)
+			return (int)k;
 	}
-	count = (uint32_t)rd32(p + 8);
-	if (12 + count * 8 > d->d_size) {
-		snprintf(err, errlen, ".eh_frame_hdr is shorter than its %zu entries", count);
-		return -EINVAL;
-	}
-	v = malloc((count ? count : 1) * sizeof(*v));
-	if (!v)
+	if (add_row(t, start, (uint32_t)k))
 		return -ENOMEM;
-	for (i = 0; i < count; i++)
-		v[i] = sh.sh_addr + (int64_t)rd32(p + 12 + i * 8);
-	*out = v;
-	*nr = count;
+	if (b && b->max_rows && t->nr > b->max_rows) {
+		snprintf(bd->err, bd->errlen, "%s: over its budget of %zu unwind rows", bd->name,
+			 b->max_rows);
+		return -E2BIG;
+	}
 	return 0;
-bad:
-	snprintf(err, errlen, "no .eh_frame_hdr");
-	return -ENOENT;
 }
 
 /* Record the PT_LOAD segments: where each file offset is in ELF addresses. */
-static int read_loads(struct unwind_table *t, Elf *elf, const char *name, char *err, size_t errlen)
+static int read_loads(struct unwind_table *t, const struct elfobj *o, const char *name, char *err,
+		      size_t errlen)
 {
-	size_t n, i;
-	GElf_Phdr ph;
+	size_t i;
 
-	if (elf_getphdrnum(elf, &n)) {
-		snprintf(err, errlen, "%s: no program headers", name);
-		return -EINVAL;
-	}
-	for (i = 0; i < n && t->nr_loads < UNWIND_MAX_LOADS; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+	for (i = 0; i < o->nph && t->nr_loads < UNWIND_MAX_LOADS; i++) {
+		const Elf64_Phdr *ph = &o->ph[i];
+
+		if (ph->p_type != PT_LOAD)
 			continue;
-		t->loads[t->nr_loads++] = (struct unwind_load){ .offset = ph.p_offset,
-								.vaddr = ph.p_vaddr,
-								.filesz = ph.p_filesz };
+		t->loads[t->nr_loads++] = (struct unwind_load){ .offset = ph->p_offset,
+								.vaddr = ph->p_vaddr,
+								.filesz = ph->p_filesz };
 	}
 	if (!t->nr_loads) {
 		snprintf(err, errlen, "%s: no loadable segment", name);
@@ -228,111 +265,138 @@ static int read_loads(struct unwind_table *t, Elf *elf, const char *name, char *
 	return 0;
 }
 
-static int build_elf(struct unwind_table *t, struct unwind_rules *rs, Elf *elf, const char *name,
-		     char *err, size_t errlen)
+static int build_obj(struct unwind_table *t, const struct elfobj *o, const char *name,
+		     const struct unwind_budget *b, char *err, size_t errlen)
 {
-	uint64_t *starts = NULL;
-	size_t nr = 0, i;
-	Dwarf_CFI *cfi = NULL;
-	GElf_Ehdr eh;
-	int e = 0;
+	struct build bd = { t, b, now_ns(), 0, err, errlen, name };
+	struct ehframe_stats st;
+	const Elf64_Shdr *sec;
+	uint8_t *data;
+	int e;
 
-	if (!elf || !gelf_getehdr(elf, &eh)) {
-		snprintf(err, errlen, "%s is not an ELF file", name);
-		return -EINVAL;
-	}
-	if (eh.e_machine != EM_X86_64) {
-		snprintf(err, errlen, "%s is not x86-64", name);
-		return -ENOTSUP;
-	}
-	e = read_loads(t, elf, name, err, errlen);
+	e = read_loads(t, o, name, err, errlen);
 	if (e)
 		return e;
-	e = fde_starts(elf, &starts, &nr, err, errlen);
-	if (e)
-		return e;
-	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi) {
-		snprintf(err, errlen, "%s: no usable .eh_frame: %s", name, dwarf_errmsg(-1));
-		free(starts);
-		return -EINVAL;
+	sec = elfobj__section(o, ".eh_frame");
+	if (!sec || sec->sh_type == SHT_NOBITS || !sec->sh_size) {
+		snprintf(err, errlen, "%s: no .eh_frame", name);
+		return -ENOENT;
 	}
-	for (i = 0; i < nr && !e; i++) {
-		uint64_t addr = starts[i], bound = i + 1 < nr ? starts[i + 1] : UINT64_MAX;
+	if (b && b->max_bytes && sec->sh_size > b->max_bytes) {
+		snprintf(err, errlen, "%s: its .eh_frame (%llu bytes) is over the budget of %llu",
+			 name, (unsigned long long)sec->sh_size, (unsigned long long)b->max_bytes);
+		return -E2BIG;
+	}
+	data = elfobj__read(o, sec->sh_offset, sec->sh_size, ELFOBJ_MAX_READ);
+	if (!data) {
+		e = -errno;
+		snprintf(err, errlen, "%s: cannot read .eh_frame: %s", name,
+			 e == -EIO ? "the file shrank while it was read" :
+			 e == -EINVAL ? "it lies outside the file" : strerror(-e));
+		return e == -EFBIG ? -E2BIG : e;
+	}
+	/* rule 0 of every table is NONE, as in the shared set */
+	{
+		struct unwind_rule none = { .cfa = OFFCPU_UNW_CFA_NONE, .rbp = OFFCPU_UNW_RBP_UNDEF };
+		long k = local_rule(t, &none, 0);
 
-		if (i && starts[i] <= starts[i - 1])
-			continue; /* the table is sorted: a repeat adds nothing */
-		t->fdes++;
-		while (addr < bound && !e) {
-			Dwarf_Frame *f = NULL;
-			Dwarf_Addr s, end;
-			struct unwind_rule r;
-			bool signal;
-			long k;
-
-			if (dwarf_cfi_addrframe(cfi, addr, &f) || !f)
-				break; /* past the end of this FDE */
-			if (dwarf_frame_info(f, &s, &end, &signal) < 0 || end <= addr) {
-				free(f);
-				break;
-			}
-			r = frame_rule(f, signal);
-			free(f);
-			t->unsupported += r.cfa == OFFCPU_UNW_CFA_NONE;
-			k = rule_index(rs, &r);
-			e = k < 0 ? (int)k : add_row(t, addr, (uint32_t)k);
-			addr = end;
+		if (k < 0) {
+			free(data);
+			snprintf(err, errlen, "out of memory");
+			return (int)k;
 		}
-		/* a gap between FDEs (alignment padding): no rule */
-		if (!e && addr < bound)
-			e = add_row(t, addr, UNWIND_RULE_NONE);
 	}
+	e = ehframe__walk(data, (size_t)sec->sh_size, sec->sh_addr, on_row, &bd, &st);
+	free(data);
+	t->fdes = st.fdes;
+	t->bad = st.bad;
 	if (e == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
-	free(starts);
-	dwarf_cfi_end(cfi);
 	return e;
 }
 
-int unwind_table__build(struct unwind_table *t, struct unwind_rules *rs, const char *path,
+int unwind_table__build(struct unwind_table *t, const char *path, const struct unwind_budget *b,
 			char *err, size_t errlen)
 {
-	Elf *elf;
-	int fd, e;
-
-	memset(t, 0, sizeof(*t));
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		e = -errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-e));
-		return e;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	e = build_elf(t, rs, elf, path, err, errlen);
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	if (e)
-		unwind_table__free(t);
-	return e;
-}
-
-int unwind_table__build_mem(struct unwind_table *t, struct unwind_rules *rs, const void *image,
-			    size_t size, const char *name, char *err, size_t errlen)
-{
-	Elf *elf;
+	struct elfobj o;
+	char why[256];
 	int e;
 
 	memset(t, 0, sizeof(*t));
-	elf_version(EV_CURRENT);
-	elf = elf_memory((char *)image, size);
-	e = build_elf(t, rs, elf, name, err, errlen);
-	if (elf)
-		elf_end(elf);
+	e = elfobj__open(&o, path, why, sizeof(why));
+	if (e) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		return e;
+	}
+	e = build_obj(t, &o, path, b, err, errlen);
+	elfobj__close(&o);
 	if (e)
 		unwind_table__free(t);
 	return e;
+}
+
+int unwind_table__build_mem(struct unwind_table *t, const void *image, size_t size,
+			    const char *name, const struct unwind_budget *b, char *err,
+			    size_t errlen)
+{
+	struct elfobj o;
+	char why[256];
+	int e;
+
+	memset(t, 0, sizeof(*t));
+	e = elfobj__open_mem(&o, image, size, why, sizeof(why));
+	if (e) {
+		snprintf(err, errlen, "%s: %s", name, why);
+		return e;
+	}
+	e = build_obj(t, &o, name, b, err, errlen);
+	elfobj__close(&o);
+	if (e)
+		unwind_table__free(t);
+	return e;
+}
+
+int unwind_rules__merge(struct unwind_rules *rs, struct unwind_table *t, size_t max)
+{
+	uint32_t *to;
+	size_t i, fresh = 0;
+
+	if (t->merged)
+		return 0;
+	for (i = 0; i < t->nr_rules; i++)
+		fresh += !hashmap__find(&rs->index, &t->rules[i], sizeof(t->rules[i]));
+	if (max && rs->nr + fresh > max)
+		return -ENOSPC;
+	to = malloc((t->nr_rules ? t->nr_rules : 1) * sizeof(*to));
+	if (!to)
+		return -ENOMEM;
+	for (i = 0; i < t->nr_rules; i++) {
+		long k = rule_index(rs, &t->rules[i]);
+
+		if (k < 0) {
+			free(to);
+			return (int)k;
+		}
+		to[i] = (uint32_t)k;
+	}
+	for (i = 0; i < t->nr; i++)
+		t->rows[i].rule = to[t->rows[i].rule];
+	free(to);
+	free(t->rules);
+	hashmap__free(&t->rule_index);
+	t->rules = NULL;
+	t->nr_rules = t->cap_rules = 0;
+	t->merged = true;
+	return 0;
+}
+
+const struct unwind_rule *unwind_table__rule(const struct unwind_table *t,
+					     const struct unwind_rules *rs,
+					     const struct unwind_row *row)
+{
+	if (t->merged)
+		return row->rule < rs->nr ? &rs->v[row->rule] : NULL;
+	return row->rule < t->nr_rules ? &t->rules[row->rule] : NULL;
 }
 
 int unwind_table__bias(const struct unwind_table *t, uint64_t start, uint64_t pgoff,
@@ -366,5 +430,7 @@ const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64
 void unwind_table__free(struct unwind_table *t)
 {
 	free(t->rows);
+	free(t->rules);
+	hashmap__free(&t->rule_index);
 	memset(t, 0, sizeof(*t));
 }
