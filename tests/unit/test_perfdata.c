@@ -397,7 +397,449 @@ static void test_string_encoding(void)
 	featbuf__free(&b);
 }
 
+/* A copy of @fd's file as it is on disk now, as if its writer were killed here. */
+static void snapshot_file(int fd, const char *to)
+{
+	char buf[65536];
+	ssize_t n;
+	off_t off = 0;
+	int out = open(to, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(out >= 0);
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		CHECK(write(out, buf, (size_t)n) == n);
+		off += n;
+	}
+	close(out);
+}
+
+static void *read_all(const char *path, size_t *size)
+{
+	struct stat st;
+	char *buf;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (buf && read(fd, buf, (size_t)st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	close(fd);
+	*size = (size_t)st.st_size;
+	return buf;
+}
+
+static void write_bytes(const char *path, const void *p, size_t n)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0 && write(fd, p, n) == (ssize_t)n);
+	close(fd);
+}
+
+/* An offcpu-time sample of @tid at @time for @period. */
+static int put_sample(struct perf_writer *w, uint32_t tid, uint64_t time, uint64_t period)
+{
+	uint64_t ips[] = { PERF_CONTEXT_USER, 0x401000, 0x402000 };
+	struct perf_sample s = { .id = OFF_ID, .ip = 0x401000, .pid = 100, .tid = tid,
+				 .time = time, .cpu = 0, .period = period, .nr_ips = 3,
+				 .ips = ips, .cgroup = 1 };
+	char buf[512];
+	int size = perf_sample__encode(OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_CGROUP, &s, buf,
+				       sizeof(buf));
+
+	if (size < 0)
+		return size;
+	perf_writer__note_time(w, time);
+	return perf_writer__write(w, (void *)buf);
+}
+
+/* Read @r to its end; the sum of the periods of its samples, or -1 on an error. */
+static long long read_periods(struct perf_reader *r, size_t *samples)
+{
+	const struct perf_event_header *h;
+	struct perf_sample s;
+	long long sum = 0;
+	size_t ev;
+	int rc;
+
+	*samples = 0;
+	while ((rc = perf_reader__next(r, &h)) > 0) {
+		if (h->type != PERF_RECORD_SAMPLE)
+			continue;
+		if (perf_reader__parse_sample(r, h, &s, &ev))
+			return -1;
+		sum += (long long)s.period;
+		(*samples)++;
+	}
+	return rc < 0 ? -1 : sum;
+}
+
+/*
+ * The layout a killed recording leaves: events declared first put their ids
+ * and attrs after the header and their names (EVENT_UPDATE) at the start of
+ * the data; each checkpoint rewrites the header for the records on disk,
+ * with no feature; the reader takes the file up to that checkpoint, names
+ * its events and says it never finished.
+ */
+static void test_checkpoint_layout(void)
+{
+	char path[256], copy[256];
+	struct perf_event_attr off, sb;
+	uint64_t sb_ids[] = { SB_ID1, SB_ID2 }, off_id = OFF_ID, ckpt_size;
+	struct perf_file_header h;
+	struct perf_reader *r;
+	char err[512], warn[1024], buf[256];
+	size_t n;
+	int fd, i;
+	struct perf_writer *w;
+
+	snprintf(path, sizeof(path), "%s", tmp_path("ckpt.data")); /* tmp_path's buffer is reused */
+	snprintf(copy, sizeof(copy), "%s", tmp_path("ckpt-killed.data"));
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	w = perf_writer__new(fd);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	fill_attrs(&off, &sb);
+	off.sample_type = OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_CGROUP;
+	CHECK(perf_writer__add_event(w, &off, "offcpu-time", &off_id, 1) == 0);
+	CHECK(perf_writer__add_event(w, &sb, "dummy:u", sb_ids, 2) == 0);
+	CHECK(perf_writer__add_host_features(w, 0, NULL) == 0);
+	make_comm(buf, 100, 101, "worker", 0);
+	CHECK(perf_writer__write(w, (void *)buf) == 0);
+	for (i = 0; i < 3; i++)
+		CHECK(put_sample(w, 101, 1000 + i, 100) == 0);
+	CHECK(perf_writer__checkpoint(w) == 0);
+	ckpt_size = perf_writer__data_size(w);
+
+	/* the header as a checkpoint leaves it */
+	CHECK(pread(fd, &h, sizeof(h), 0) == sizeof(h));
+	CHECK(!memcmp(&h.magic, "PERFILE2", 8));
+	CHECK_EQ_U64(h.attrs.offset, 104 + 3 * 8); /* after the ids, right after the header */
+	CHECK_EQ_U64(h.attrs.size, 2 * (128 + 16));
+	CHECK_EQ_U64(h.data.offset, h.attrs.offset + h.attrs.size);
+	CHECK_EQ_U64(h.data.size, ckpt_size);
+	CHECK(!h.features[0] && !h.features[1] && !h.features[2] && !h.features[3]);
+	{
+		struct perf_file_section ids;
+		uint64_t id;
+
+		CHECK(pread(fd, &ids, sizeof(ids), (off_t)(h.attrs.offset + 128)) == sizeof(ids));
+		CHECK_EQ_U64(ids.size, 8);
+		CHECK(pread(fd, &id, 8, (off_t)ids.offset) == 8);
+		CHECK_EQ_U64(id, OFF_ID);
+	}
+	/* the data opens with the names */
+	{
+		struct perf_event_header eh;
+		char name[16] = "";
+
+		CHECK(pread(fd, &eh, sizeof(eh), (off_t)h.data.offset) == sizeof(eh));
+		CHECK_EQ_U64(eh.type, PERF_RECORD_EVENT_UPDATE);
+		CHECK(pread(fd, name, 12, (off_t)h.data.offset + 24) == 12);
+		CHECK_STR(name, "offcpu-time");
+	}
+
+	/* more records on disk, not checkpointed: not read, but counted */
+	for (i = 0; i < 2; i++)
+		CHECK(put_sample(w, 101, 2000 + i, 1000) == 0);
+	CHECK(perf_writer__flush(w) == 0);
+	snapshot_file(fd, copy);
+	r = perf_reader__open(copy, 0, err, sizeof(err));
+	CHECK(r != NULL);
+	if (!r)
+		fprintf(stderr, "  %s\n", err);
+	if (r) {
+		/* no EVENT_DESC: named by the EVENT_UPDATE records, once read */
+		CHECK_STR(perf_reader__event(r, 0)->name, "bpf-output");
+		CHECK(read_periods(r, &n) == 300);
+		CHECK_EQ_U64(n, 3);
+		CHECK_STR(perf_reader__event(r, 0)->name, "offcpu-time");
+		CHECK_STR(perf_reader__event(r, 1)->name, "dummy:u");
+		CHECK(perf_reader__warning(r, warn, sizeof(warn)) > 0);
+		CHECK(strstr(warn, "did not finish") != NULL);
+		CHECK(strstr(warn, "read 6 records") != NULL); /* 2 names, COMM, 3 samples */
+		CHECK(strstr(warn, "written after that checkpoint") != NULL);
+		perf_reader__close(r);
+	}
+
+	/* a directory's checkpoint: DIR_FORMAT alone, its index right after the data */
+	{
+		uint64_t version = 1, got = 0;
+		struct perf_file_section index;
+
+		CHECK(perf_writer__set_feature(w, FEAT_DIR_FORMAT, &version, 8) == 0);
+		CHECK(perf_writer__checkpoint(w) == 0);
+		CHECK(pread(fd, &h, sizeof(h), 0) == sizeof(h));
+		CHECK_EQ_U64(h.features[0], 1ULL << FEAT_DIR_FORMAT);
+		CHECK_EQ_U64(h.data.size, perf_writer__data_size(w));
+		CHECK(pread(fd, &index, sizeof(index), (off_t)(h.data.offset + h.data.size)) ==
+		      sizeof(index));
+		CHECK_EQ_U64(index.size, 8);
+		CHECK(pread(fd, &got, 8, (off_t)index.offset) == 8);
+		CHECK_EQ_U64(got, 1);
+		/* data over that index takes it out of the header first */
+		CHECK(put_sample(w, 101, 3000, 10) == 0);
+		CHECK(perf_writer__flush(w) == 0);
+		CHECK(pread(fd, &h, sizeof(h), 0) == sizeof(h));
+		CHECK_EQ_U64(h.features[0], 0);
+		CHECK(h.data.size < perf_writer__data_size(w));
+		/* nothing new: a checkpoint costs nothing, and changes nothing */
+		CHECK(perf_writer__checkpoint(w) == 0);
+		CHECK(pread(fd, &h, sizeof(h), 0) == sizeof(h));
+		CHECK_EQ_U64(h.features[0], 1ULL << FEAT_DIR_FORMAT);
+	}
+
+	/* finished: the same attrs, every feature, no warning */
+	CHECK(perf_writer__finish(w) == 0);
+	CHECK(pread(fd, &h, sizeof(h), 0) == sizeof(h));
+	CHECK_EQ_U64(h.attrs.offset, 104 + 3 * 8);
+	CHECK(h.features[0] & (1ULL << FEAT_EVENT_DESC));
+	CHECK(h.features[0] & (1ULL << FEAT_DIR_FORMAT));
+	CHECK(h.features[0] & (1ULL << FEAT_SAMPLE_TIME));
+	perf_writer__free(w);
+	close(fd);
+	r = perf_reader__open(path, 0, err, sizeof(err));
+	CHECK(r != NULL);
+	if (r) {
+		CHECK(read_periods(r, &n) == 300 + 2000 + 10);
+		CHECK_EQ_U64(n, 6);
+		CHECK(perf_reader__warning(r, warn, sizeof(warn)) == 0);
+		perf_reader__close(r);
+	}
+}
+
+/* A finished file with events declared first: what offcpu record writes. */
+static int write_front_file(const char *path, int samples)
+{
+	struct perf_event_attr off, sb;
+	uint64_t sb_ids[] = { SB_ID1, SB_ID2 }, off_id = OFF_ID;
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	char buf[256];
+	struct perf_writer *w;
+	int fd, i, err = 0;
+	uint8_t bid[20] = { 1, 2, 3 };
+
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return -errno;
+	w = perf_writer__new(fd);
+	if (!w) {
+		close(fd);
+		return -ENOMEM;
+	}
+	fill_attrs(&off, &sb);
+	err = err ?: perf_writer__add_event(w, &off, "offcpu-time", &off_id, 1);
+	err = err ?: perf_writer__add_event(w, &sb, "dummy:u", sb_ids, 2);
+	make_comm(buf, 100, 101, "worker", 0);
+	err = err ?: perf_writer__write(w, (void *)buf);
+	for (i = 0; i < samples && !err; i++) {
+		err = put_sample(w, 101, 1000 + (uint64_t)i, 1);
+		if (!err && i % 4 == 3)
+			err = perf_writer__write(w, &round);
+	}
+	err = err ?: perf_writer__add_build_id(w, -1, false, bid, 20, "/usr/bin/worker");
+	err = err ?: perf_writer__finish(w);
+	perf_writer__free(w);
+	close(fd);
+	return err;
+}
+
+/*
+ * A finished file cut at every length: refused with an error that says why
+ * (a cut in the header or attrs), or read up to its last whole record with a
+ * warning that says the file is cut short; never a crash.
+ */
+static void test_truncated_every_length(void)
+{
+	char path[256], p[256];
+	struct perf_file_header h;
+	size_t size, cut, samples, refused = 0, prefixes = 0;
+	char err[512], warn[1024];
+	char *buf;
+
+	snprintf(path, sizeof(path), "%s", tmp_path("every.data"));
+	snprintf(p, sizeof(p), "%s", tmp_path("every-cut.data"));
+	CHECK(write_front_file(path, 12) == 0);
+	buf = read_all(path, &size);
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	memcpy(&h, buf, sizeof(h));
+	for (cut = 0; cut <= size; cut++) {
+		struct perf_reader *r;
+		long long sum;
+
+		write_bytes(p, buf, cut);
+		r = perf_reader__open(p, 0, err, sizeof(err));
+		if (!r) {
+			/* only a cut before the data may refuse the file, and it says why */
+			CHECK(cut < h.data.offset);
+			CHECK(err[0] != 0);
+			refused++;
+			continue;
+		}
+		sum = read_periods(r, &samples);
+		CHECK(sum >= 0);
+		if (sum < 0)
+			fprintf(stderr, "  cut at %zu: %s\n", cut, perf_reader__error(r));
+		/* whole records only: no sample half read */
+		CHECK_EQ_U64(sum, samples);
+		if (cut < size) {
+			CHECK(perf_reader__warning(r, warn, sizeof(warn)) > 0);
+			CHECK(strstr(warn, "cut short") != NULL);
+			prefixes++;
+		} else {
+			CHECK(perf_reader__warning(r, warn, sizeof(warn)) == 0);
+			CHECK_EQ_U64(samples, 12);
+		}
+		if (cut >= h.data.offset + h.data.size)
+			CHECK_EQ_U64(samples, 12);
+		perf_reader__close(r);
+	}
+	CHECK(refused > 0 && prefixes > 0);
+	free(buf);
+}
+
+/*
+ * A --threads directory: X/data plus headerless data.N streams. Killed, a
+ * stream may end inside a record: read up to its last whole one, and said.
+ * Finished, such a stream is damage: an error. A data section of size 0 is
+ * legitimate there (the streams hold the records).
+ */
+static void test_directory_streams(void)
+{
+	char dir[256], data[512], stream[512], err[512], warn[1024];
+	uint64_t version = 1, off_id = OFF_ID, sb_ids[] = { SB_ID1, SB_ID2 };
+	struct perf_event_attr off, sb;
+	struct perf_writer *w, *sw;
+	struct perf_reader *r;
+	size_t ssize, cut, samples, rec;
+	char *sbuf;
+	int fd, sfd, i, finished;
+
+	snprintf(dir, sizeof(dir), "%s", tmp_path("dir.data"));
+	mkdir(dir, 0700);
+	snprintf(data, sizeof(data), "%s/data", dir);
+	snprintf(stream, sizeof(stream), "%s/data.0", dir);
+	for (finished = 0; finished < 2; finished++) {
+		fd = open(data, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		sfd = open(stream, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		w = perf_writer__new(fd);
+		sw = perf_writer__new_stream(sfd);
+		CHECK(w && sw);
+		if (!w || !sw)
+			return;
+		fill_attrs(&off, &sb);
+		CHECK(perf_writer__add_event(w, &off, "offcpu-time", &off_id, 1) == 0);
+		CHECK(perf_writer__add_event(w, &sb, "dummy:u", sb_ids, 2) == 0);
+		CHECK(perf_writer__set_feature(w, FEAT_DIR_FORMAT, &version, 8) == 0);
+		CHECK(put_sample(w, 102, 500, 7) == 0);
+		CHECK(perf_writer__checkpoint(w) == 0);
+		for (i = 0; i < 5; i++)
+			CHECK(put_sample(sw, 101, 1000 + (uint64_t)i, 100) == 0);
+		CHECK(perf_writer__checkpoint(sw) == 0);
+		if (finished) {
+			CHECK(perf_writer__finish(sw) == 0);
+			CHECK(perf_writer__finish(w) == 0);
+		}
+		perf_writer__free(w);
+		perf_writer__free(sw);
+		close(fd);
+		close(sfd);
+
+		sbuf = read_all(stream, &ssize);
+		CHECK(sbuf != NULL);
+		if (!sbuf)
+			return;
+		rec = ssize / 5;
+		for (cut = 0; cut <= ssize; cut++) {
+			write_bytes(stream, sbuf, cut);
+			r = perf_reader__open(dir, 0, err, sizeof(err));
+			CHECK(r != NULL);
+			if (!r)
+				continue;
+			if (finished && cut % rec) {
+				CHECK(read_periods(r, &samples) < 0);
+				CHECK(strstr(perf_reader__error(r), "data.0") != NULL);
+			} else {
+				CHECK(read_periods(r, &samples) == 7 + 100 * (long long)(cut / rec));
+				CHECK((perf_reader__warning(r, warn, sizeof(warn)) > 0) == !finished);
+				if (!finished && cut % rec)
+					CHECK(strstr(warn, "cut short") != NULL);
+			}
+			perf_reader__close(r);
+		}
+		write_bytes(stream, sbuf, ssize);
+		free(sbuf);
+	}
+
+	/* a finished directory whose data holds no record at all (perf record --threads) */
+	{
+		struct perf_file_header h;
+		struct featbuf b = { 0 };
+		struct perf_file_section ids = { 104, 8 }, index[2];
+		uint64_t desc_at;
+
+		memset(&h, 0, sizeof(h));
+		memcpy(&h.magic, "PERFILE2", 8);
+		h.size = 104;
+		h.attr_size = 128 + 16;
+		h.attrs = (struct perf_file_section){ 112, 144 };
+		h.data = (struct perf_file_section){ 256, 0 };
+		h.features[0] = 1ULL << FEAT_EVENT_DESC | 1ULL << FEAT_DIR_FORMAT;
+		featbuf__bytes(&b, &h, sizeof(h));
+		featbuf__u64(&b, OFF_ID);
+		featbuf__bytes(&b, &off, 128);
+		featbuf__bytes(&b, &ids, sizeof(ids));
+		desc_at = b.len + sizeof(index);
+		featbuf__u32(&b, 1);
+		featbuf__u32(&b, 128);
+		featbuf__bytes(&b, &off, 128);
+		featbuf__u32(&b, 1);
+		featbuf__string(&b, "offcpu-time");
+		featbuf__u64(&b, OFF_ID);
+		index[0] = (struct perf_file_section){ desc_at, b.len - (desc_at - sizeof(index)) };
+		index[1] = (struct perf_file_section){ index[0].offset + index[0].size, 8 };
+		featbuf__u64(&b, 1);
+		CHECK(!b.err);
+		/* the index goes between the attrs and the payloads */
+		{
+			char *all = malloc(b.len + sizeof(index));
+
+			memcpy(all, b.data, 256);
+			memcpy(all + 256, index, sizeof(index));
+			memcpy(all + 256 + sizeof(index), b.data + 256, b.len - 256);
+			write_bytes(data, all, b.len + sizeof(index));
+			free(all);
+		}
+		featbuf__free(&b);
+		r = perf_reader__open(data, 0, err, sizeof(err));
+		CHECK(r == NULL && strstr(err, "read the directory"));
+		r = perf_reader__open(dir, 0, err, sizeof(err));
+		CHECK(r != NULL);
+		if (!r) {
+			fprintf(stderr, "  %s\n", err);
+			return;
+		}
+		CHECK_STR(perf_reader__event(r, 0)->name, "offcpu-time");
+		CHECK(read_periods(r, &samples) == 500);
+		CHECK(perf_reader__warning(r, warn, sizeof(warn)) == 0);
+		perf_reader__close(r);
+	}
+}
+
 const struct unit_test perfdata_tests[] = {
+	{ "perfdata: checkpoint layout read back", test_checkpoint_layout },
+	{ "perfdata: a finished file cut at every length", test_truncated_every_length },
+	{ "perfdata: directory streams cut short, and an empty data section", test_directory_streams },
 	{ "perfdata: writer read back field by field", test_roundtrip },
 	{ "perfdata: file header layout", test_header_layout },
 	{ "perfdata: truncated and corrupt files", test_truncated_and_corrupt },
