@@ -87,6 +87,17 @@ static void print_unwind(FILE *f, const struct summary *s)
 		fprintf(f, "offcpu: WARNING: %llu objects were left without a table: the table "
 			"memory is full (raise --unwind-mem); frame pointers were followed there\n",
 			(unsigned long long)u->mem_full);
+	if (u->over_budget)
+		fprintf(f, "offcpu: %llu objects were over their budget (what one object may cost in "
+			"rows, rules, bytes or time; the first: %s): frame pointers were followed "
+			"there\n", (unsigned long long)u->over_budget, u->first_over);
+	if (u->rules_full)
+		fprintf(f, "offcpu: WARNING: %llu objects were left without a table: the shared rule "
+			"array (%d rules) is full; frame pointers were followed there\n",
+			(unsigned long long)u->rules_full, OFFCPU_UNW_RULES);
+	if (u->unreadable)
+		fprintf(f, "offcpu: %llu objects changed or shrank while their table was read: "
+			"frame pointers were followed there\n", (unsigned long long)u->unreadable);
 	if (u->procs_full)
 		fprintf(f, "offcpu: WARNING: %llu process loads did not fit the kernel's process map "
 			"(%d processes); their stacks were walked by frame pointers\n",
