@@ -70,16 +70,54 @@ int open_bpf_output(struct record *r, struct collector_opts *co)
 	return 0;
 }
 
+/* --overwrite: snapshots skipped for lack of space, counted for the end. */
+static size_t skipped;
+
+static bool no_space(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
+
+/*
+ * A snapshot that found no space: its temporary removed (only what offcpu
+ * made), said now, and recording goes on. What it counted is counted again
+ * by the snapshot that writes it: the buffers still hold its records (the
+ * last-snapshot mark did not move) and round.c keeps its summed blocks.
+ */
+static void skip_snapshot(struct record *r, int err, const struct stats *saved,
+			  uint64_t lost_reported)
+{
+	struct intset threads = r->st.threads;
+	char name[PATH_MAX];
+
+	snprintf(name, sizeof(name), "%s", r->out.open && r->out.file.final ? r->out.file.final :
+					   r->out.base);
+	output__discard(&r->out);
+	perf_writer__free(r->w);
+	r->w = NULL;
+	r->st = *saved;
+	r->st.threads = threads; /* a thread counted twice is still one */
+	r->lost_reported = lost_reported;
+	skipped++;
+	pr_warn("snapshot skipped: cannot write %s: %s (its temporary removed; %zu skipped so far); "
+		"still recording: the next SIGUSR2 writes what the buffers still hold", name,
+		strerror(-err), skipped);
+}
+
 /*
  * Write what the overwritable buffers hold and is newer than the last
  * snapshot, then the /proc state that symbolizes it (after the samples, as
- * perf does; timestamped 0, so readers order it first).
+ * perf does; timestamped 0, so readers order it first). One that finds no
+ * space is skipped, but the last (the recording ended): that is an error.
  */
 int snapshot(struct record *r)
 {
 	struct sink k = { r, &r->batch, false };
 	struct round rd = { .w = NULL, .batch = &r->batch, .after = r->snap_last,
 			    .newest = r->snap_last };
+	struct stats saved = r->st;
+	uint64_t lost_reported = r->lost_reported;
+	bool last = r->end_ns != 0;
 	long n;
 	int err;
 
@@ -91,12 +129,22 @@ int snapshot(struct record *r)
 		n = perf_rings__snapshot(r->bpf_out, push_bpf_output, &k);
 	if (n < 0)
 		return (int)n;
+	/* the header first: a full disk fails here, before the summed blocks are drained */
 	err = begin_file(r);
 	rd.w = r->w;
 	err = err ?: round__write(r, &rd);
 	err = err ?: synthesize(r);
 	err = err ?: end_file(r);
-	r->snap_last = rd.newest;
+	if (!err) {
+		r->snap_last = rd.newest;
+	} else if (no_space(err) && !last) {
+		skip_snapshot(r, err, &saved, lost_reported);
+		err = 0;
+	}
+	if (last && skipped && !r->o.quiet)
+		fprintf(stderr, "offcpu: %zu snapshot%s skipped for lack of space (said as each "
+			"was); the next one after each holds what the buffers still held\n", skipped,
+			skipped == 1 ? " was" : "s were");
 	return err;
 }
 

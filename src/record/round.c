@@ -227,6 +227,16 @@ int flush_round_sums(struct record *r)
 }
 
 /*
+ * --overwrite: the summed blocks drained for a snapshot, kept until a
+ * snapshot is on disk (r->files counts it). One that failed for lack of
+ * space (flight.c) leaves them to the next: the kernel has let them go.
+ */
+static struct {
+	struct perf_queue q;
+	size_t files; /* r->files when they were drained */
+} unsaved;
+
+/*
  * The summed blocks alone, stamped now, as one round into r->w: with writer
  * threads (whose files hold the streamed blocks; perf merges the files by
  * time), in a snapshot, and when a file ends mid-round. The stack caches are
@@ -235,13 +245,22 @@ int flush_round_sums(struct record *r)
 int round__write_sums(struct record *r)
 {
 	/* a queue of its own: a file ended mid-round still has r->batch to write */
-	struct perf_queue q = { 0 };
-	struct sink k = { r, &q, false };
+	struct perf_queue local = { 0 }, *q = &local;
+	struct sink k = { r, q, false };
 	struct summed_sink ss = { &k, now_ns() };
-	struct round rd = { .w = r->w, .batch = &q, .shared = r->wt != NULL };
+	struct round rd = { .w = r->w, .batch = q, .shared = r->wt != NULL };
 	long n;
 	int err;
 
+	if (r->o.overwrite) {
+		if (unsaved.files != r->files)
+			perf_queue__clear(&unsaved.q); /* the last snapshot has them */
+		else if (unsaved.q.nr)
+			pr_debug("%zu summed blocks of a skipped snapshot go into this one",
+				 unsaved.q.nr);
+		unsaved.files = r->files;
+		k.batch = rd.batch = q = &unsaved.q;
+	}
 	if (r->wt)
 		pthread_mutex_lock(&r->lock);
 	n = collector__drain(r->coll, push_summed, &ss);
@@ -252,6 +271,6 @@ int round__write_sums(struct record *r)
 	if (r->wt)
 		pthread_mutex_unlock(&r->lock);
 	err = n < 0 ? (int)n : round__write(r, &rd);
-	perf_queue__free(&q);
+	perf_queue__free(&local);
 	return err;
 }
