@@ -95,6 +95,11 @@ static void print_unwind(FILE *f, const struct summary *s)
 		fprintf(f, "offcpu: WARNING: %llu objects were left without a table: the shared rule "
 			"array (%d rules) is full; frame pointers were followed there\n",
 			(unsigned long long)u->rules_full, OFFCPU_UNW_RULES);
+	if (u->owner_full)
+		fprintf(f, "offcpu: %llu objects of user %u (and maybe others) were left without a "
+			"table: the files of one user other than root hold a quarter of the table "
+			"memory at most; frame pointers were followed there\n",
+			(unsigned long long)u->owner_full, u->first_owner);
 	if (u->unreadable)
 		fprintf(f, "offcpu: %llu objects changed or shrank while their table was read: "
 			"frame pointers were followed there\n", (unsigned long long)u->unreadable);

@@ -32,6 +32,8 @@
 #define BUDGET_RULES 2048
 #define BUDGET_BYTES (64ULL << 20)
 #define BUDGET_NS (3000 * 1000000ULL)
+/* what the files of one user other than root may hold of the rows and rules */
+#define OWNER_SHARE(n) ((n) / 4)
 
 /* What identifies an object's file: the same file in every process. */
 struct obj_key {
@@ -74,6 +76,8 @@ struct unwinder {
 	const volatile int *cancel; /* the recording's end */
 	struct unwind_budget budget;
 	bool rules_warned;
+	/* what the objects of each user but root hold: rows, new rules (uid -> count) */
+	struct hashmap owner_rows, owner_rules;
 	bool abandoned; /* its thread did not stop: never freed */
 };
 
@@ -128,10 +132,12 @@ struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verif
  * (BPF reads an object only once a process names it, and that update is a
  * system call after all of this). Returns false when it does not fit.
  */
-static bool publish(struct unwinder *u, uint32_t id, struct unwind_table *t, const char *name)
+static bool publish(struct unwinder *u, uint32_t id, struct unwind_table *t, const char *name,
+		    uint32_t uid)
 {
-	size_t i, first = u->st.rows;
-	int e;
+	size_t i, first = u->st.rows, added = 0;
+	uint64_t *rows = NULL, *rules = NULL;
+	int e, created;
 
 	for (i = 0; i < t->nr; i++)
 		if (t->rows[i].start > UINT32_MAX)
@@ -141,7 +147,21 @@ static bool publish(struct unwinder *u, uint32_t id, struct unwind_table *t, con
 		pr_info("no unwind table for %s: %zu rows do not fit (--unwind-mem)", name, t->nr);
 		return false;
 	}
-	e = unwind_rules__merge(&u->rs, t, u->m.nr_rules);
+	/* a user's own files (root's are the system's): a quarter of the memory at most */
+	if (uid) {
+		rows = hashmap__upsert(&u->owner_rows, &uid, sizeof(uid), &created);
+		rules = hashmap__upsert(&u->owner_rules, &uid, sizeof(uid), &created);
+		if (!rows || !rules)
+			return false;
+		/* (a share used up exactly: no new rule, where 0 would mean no limit) */
+		if (*rows + t->nr > OWNER_SHARE(u->m.nr_rows) ||
+		    *rules >= OWNER_SHARE(u->m.nr_rules))
+			goto owner_full;
+	}
+	e = unwind_rules__merge(&u->rs, t, u->m.nr_rules,
+				rules ? OWNER_SHARE(u->m.nr_rules) - *rules : 0, &added);
+	if (e == -EDQUOT)
+		goto owner_full;
 	if (e) {
 		if (e == -ENOSPC) {
 			u->st.rules_full++;
@@ -151,6 +171,10 @@ static bool publish(struct unwinder *u, uint32_t id, struct unwind_table *t, con
 			u->rules_warned = true;
 		}
 		return false;
+	}
+	if (rows) {
+		*rows += t->nr;
+		*rules += added;
 	}
 	for (; u->rules_published < u->rs.nr; u->rules_published++)
 		u->m.rules[u->rules_published] = u->rs.v[u->rules_published];
@@ -162,10 +186,17 @@ static bool publish(struct unwinder *u, uint32_t id, struct unwind_table *t, con
 	u->st.rows += t->nr;
 	u->st.rules = u->rs.nr;
 	return true;
+owner_full:
+	if (!u->st.owner_full++)
+		u->st.first_owner = uid;
+	pr_info("no unwind table for %s: the objects of user %u hold their share of the table "
+		"memory", name, uid);
+	return false;
 }
 
 /* A new object from a built (or failed: @t NULL) table. Returns its id or 0. */
-static uint32_t new_object(struct unwinder *u, struct unwind_table *t, const char *name)
+static uint32_t new_object(struct unwinder *u, struct unwind_table *t, const char *name,
+			   uint32_t uid)
 {
 	uint32_t id;
 	struct uobj *o;
@@ -179,7 +210,7 @@ static uint32_t new_object(struct unwinder *u, struct unwind_table *t, const cha
 	if (t) {
 		memcpy(o->loads, t->loads, sizeof(o->loads));
 		o->nr_loads = t->nr_loads;
-		o->table = publish(u, id, t, name);
+		o->table = publish(u, id, t, name, uid);
 	}
 	if (o->table)
 		u->st.objects++;
@@ -213,6 +244,18 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 		return (uint32_t)*v;
 	if (!build)
 		return OFFCPU_UNW_OBJ_PENDING;
+	if (sb.st_uid) {
+		uint32_t uid = (uint32_t)sb.st_uid;
+
+		v = hashmap__find(&u->owner_rows, &uid, sizeof(uid));
+		if (v && *v >= OWNER_SHARE(u->m.nr_rows)) {
+			/* not even read: that user's files hold their share already */
+			if (!u->st.owner_full++)
+				u->st.first_owner = uid;
+			id = new_object(u, NULL, name, 0);
+			goto remember;
+		}
+	}
 	t0 = now_ns();
 	e = unwind_table__build(&t, path, &u->budget, err, sizeof(err));
 	if (e == -ECANCELED) {
@@ -229,12 +272,13 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 		} else if (e == -EIO) {
 			u->st.unreadable++;
 		}
-		id = new_object(u, NULL, name);
+		id = new_object(u, NULL, name, 0);
 	} else {
-		id = new_object(u, &t, name);
+		id = new_object(u, &t, name, (uint32_t)sb.st_uid);
 		unwind_table__free(&t);
 	}
 	u->st.build_ns += now_ns() - t0;
+remember:
 	v = hashmap__upsert(&u->objs, &k, sizeof(k), &created);
 	if (v)
 		*v = id;
@@ -266,10 +310,10 @@ static uint32_t vdso_object(struct unwinder *u)
 	if (unwind_table__build_mem(&t, (const void *)base, size, "[vdso]", &u->budget, err,
 				    sizeof(err))) {
 		pr_info("no unwind table for [vdso]: %s", err);
-		u->vdso = new_object(u, NULL, "[vdso]");
+		u->vdso = new_object(u, NULL, "[vdso]", 0);
 		return u->vdso;
 	}
-	u->vdso = new_object(u, &t, "[vdso]");
+	u->vdso = new_object(u, &t, "[vdso]", 0);
 	unwind_table__free(&t);
 	return u->vdso;
 }
@@ -576,6 +620,8 @@ void unwinder__free(struct unwinder *u)
 	unwind_rules__free(&u->rs);
 	hashmap__free(&u->objs);
 	hashmap__free(&u->last);
+	hashmap__free(&u->owner_rows);
+	hashmap__free(&u->owner_rules);
 	free(u->obj);
 	free(u->pv);
 	free(u->pend);

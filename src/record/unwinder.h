@@ -10,7 +10,9 @@
  * Objects are other users' files: each one's build has a budget (rows,
  * rules, bytes of .eh_frame, time); one over it, or one that changes while
  * it is read, gets no table (frame pointers there) and is counted, so that
- * no object can take the memory or the loader from the others.
+ * no object can take the memory or the loader from the others; the files of
+ * one user other than root hold a quarter of the rows and rules at most, so
+ * that no user can take them from the others either.
  */
 #ifndef OFFCPU_RECORD_UNWINDER_H
 #define OFFCPU_RECORD_UNWINDER_H
@@ -29,6 +31,8 @@ struct unwinder_stats {
 	uint64_t over_budget; /* objects over what one object may cost (rows, rules, bytes, time) */
 	uint64_t rules_full; /* objects left without a table: the shared rule array was full */
 	uint64_t unreadable; /* objects that changed or shrank while they were read */
+	uint64_t owner_full; /* objects of a user whose files held their share of the memory */
+	uint32_t first_owner; /* the first such user */
 	char first_over[256]; /* why the first object over its budget was */
 	uint64_t rows, rows_cap; /* rows loaded, rows the memory holds */
 	uint64_t rules;

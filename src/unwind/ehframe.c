@@ -142,6 +142,12 @@ static uint64_t rd_ptr(struct cur *c, uint8_t enc, uint64_t addr)
 	return 0;
 }
 
+/* @a times @b, wrapping: a hostile factor gives a meaningless offset, which is refused later */
+static int64_t scaled(uint64_t a, int64_t b)
+{
+	return (int64_t)(a * (uint64_t)b);
+}
+
 /* The rules of one row, and where a CFA expression is (offsets into the section). */
 struct state {
 	uint8_t cfa_how;
@@ -279,7 +285,7 @@ static bool run(struct cur *c, struct state *s, const struct cie *cie, const str
 			units = low;
 			goto advance_units;
 		case DW_CFA_offset:
-			off = (int64_t)rd_uleb(c) * cie->data_align;
+			off = scaled(rd_uleb(c), cie->data_align);
 			set_reg(s, low, (struct cfi_rule){ CFI_REG_OFFSET, off });
 			continue;
 		case DW_CFA_restore:
@@ -309,17 +315,17 @@ static bool run(struct cur *c, struct state *s, const struct cie *cie, const str
 			goto advance_units;
 		case DW_CFA_offset_extended:
 			reg = rd_uleb(c);
-			off = (int64_t)rd_uleb(c) * cie->data_align;
+			off = scaled(rd_uleb(c), cie->data_align);
 			set_reg(s, reg, (struct cfi_rule){ CFI_REG_OFFSET, off });
 			continue;
 		case DW_CFA_offset_extended_sf:
 			reg = rd_uleb(c);
-			off = rd_sleb(c) * cie->data_align;
+			off = scaled((uint64_t)rd_sleb(c), cie->data_align);
 			set_reg(s, reg, (struct cfi_rule){ CFI_REG_OFFSET, off });
 			continue;
 		case DW_CFA_GNU_negative_offset_extended:
 			reg = rd_uleb(c);
-			off = -(int64_t)rd_uleb(c) * cie->data_align;
+			off = scaled(-rd_uleb(c), cie->data_align);
 			set_reg(s, reg, (struct cfi_rule){ CFI_REG_OFFSET, off });
 			continue;
 		case DW_CFA_restore_extended:
@@ -378,7 +384,7 @@ static bool run(struct cur *c, struct state *s, const struct cie *cie, const str
 		case DW_CFA_def_cfa_sf:
 			s->cfa_how = CFI_CFA_REG;
 			s->cfa_reg = rd_uleb(c);
-			s->cfa_off = rd_sleb(c) * cie->data_align;
+			s->cfa_off = scaled((uint64_t)rd_sleb(c), cie->data_align);
 			continue;
 		case DW_CFA_def_cfa_register:
 			if (s->cfa_how != CFI_CFA_REG)
@@ -393,7 +399,7 @@ static bool run(struct cur *c, struct state *s, const struct cie *cie, const str
 		case DW_CFA_def_cfa_offset_sf:
 			if (s->cfa_how != CFI_CFA_REG)
 				return false;
-			s->cfa_off = rd_sleb(c) * cie->data_align;
+			s->cfa_off = scaled((uint64_t)rd_sleb(c), cie->data_align);
 			continue;
 		case DW_CFA_def_cfa_expression: {
 			uint64_t len = rd_uleb(c);
@@ -576,7 +582,8 @@ int ehframe__walk(const uint8_t *data, size_t size, uint64_t addr, ehframe_row_f
 			err = add_fde(&w, &c, id_at, id);
 		off = (size_t)(c.end - data);
 	}
-	qsort(w.fdes, w.nr_fdes, sizeof(*w.fdes), cmp_fde);
+	if (w.nr_fdes)
+		qsort(w.fdes, w.nr_fdes, sizeof(*w.fdes), cmp_fde);
 	for (i = 0; i < w.nr_fdes && !err; i++) {
 		const struct fde *f = &w.fdes[i];
 		const struct cie *cie = &w.cies[f->cie];

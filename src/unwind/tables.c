@@ -10,7 +10,9 @@
 #include "../util/util.h"
 
 /* messages name paths: one too long for its buffer is cut, on purpose */
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 #define X86_RBP 6
 #define X86_RSP 7
@@ -356,17 +358,24 @@ int unwind_table__build_mem(struct unwind_table *t, const void *image, size_t si
 	return e;
 }
 
-int unwind_rules__merge(struct unwind_rules *rs, struct unwind_table *t, size_t max)
+int unwind_rules__merge(struct unwind_rules *rs, struct unwind_table *t, size_t max,
+			size_t max_new, size_t *added)
 {
 	uint32_t *to;
 	size_t i, fresh = 0;
 
+	if (added)
+		*added = 0;
 	if (t->merged)
 		return 0;
 	for (i = 0; i < t->nr_rules; i++)
 		fresh += !hashmap__find(&rs->index, &t->rules[i], sizeof(t->rules[i]));
 	if (max && rs->nr + fresh > max)
 		return -ENOSPC;
+	if (max_new && fresh > max_new)
+		return -EDQUOT;
+	if (added)
+		*added = fresh;
 	to = malloc((t->nr_rules ? t->nr_rules : 1) * sizeof(*to));
 	if (!to)
 		return -ENOMEM;

@@ -99,10 +99,13 @@ int unwind_table__build_mem(struct unwind_table *t, const void *image, size_t si
 			    const char *name, const struct unwind_budget *b, char *err,
 			    size_t errlen);
 /*
- * Move @t's rules into @rs, its rows then index @rs. -ENOSPC, with nothing
- * changed, when @rs would hold more than @max rules (0: no limit).
+ * Move @t's rules into @rs, its rows then index @rs. With nothing changed:
+ * -ENOSPC when @rs would hold more than @max rules, -EDQUOT when more than
+ * @max_new of them would be new (0: no limit). *@added (may be NULL): how
+ * many were new.
  */
-int unwind_rules__merge(struct unwind_rules *rs, struct unwind_table *t, size_t max);
+int unwind_rules__merge(struct unwind_rules *rs, struct unwind_table *t, size_t max,
+			size_t max_new, size_t *added);
 /* The rule of @row: from the shared set once merged, else the table's own. */
 const struct unwind_rule *unwind_table__rule(const struct unwind_table *t,
 					     const struct unwind_rules *rs,

@@ -8,7 +8,9 @@
 #include "objread.h"
 
 /* messages name paths: one too long for its buffer is cut, on purpose */
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 int objread_open(const char *path, struct stat *st)
 {

@@ -332,7 +332,7 @@ static void test_own_binary(void)
 	CHECK(unwind_rules__init(&rs) == 0);
 	CHECK(dladdr((void *)unwind_test_leaf, &info) && info.dli_fname);
 	CHECK(unwind_table__build(&t, "/proc/self/exe", NULL, err, sizeof(err)) == 0);
-	CHECK(unwind_rules__merge(&rs, &t, 0) == 0);
+	CHECK(unwind_rules__merge(&rs, &t, 0, 0, NULL) == 0);
 	/* a PIE's ELF addresses start at 0: the load base is all there is to take away */
 	vaddr = (uint64_t)(uintptr_t)unwind_test_leaf - (uint64_t)(uintptr_t)info.dli_fbase;
 	row = unwind_table__find(&t, vaddr);
@@ -369,7 +369,7 @@ static void test_libc(void)
 		unwind_rules__free(&rs);
 		return;
 	}
-	CHECK(unwind_rules__merge(&rs, &t, 0) == 0);
+	CHECK(unwind_rules__merge(&rs, &t, 0, 0, NULL) == 0);
 	CHECK(t.fdes > 1000);
 	CHECK(rs.nr < 2000); /* a few hundred distinct rules (302 counted by hand) */
 	for (i = 0; i < t.nr; i++) {
@@ -418,7 +418,7 @@ static void test_signal_frame(void)
 		return;
 	CHECK(unwind_rules__init(&rs) == 0);
 	CHECK(unwind_table__build(&t, info.dli_fname, NULL, err, sizeof(err)) == 0);
-	CHECK(unwind_rules__merge(&rs, &t, 0) == 0);
+	CHECK(unwind_rules__merge(&rs, &t, 0, 0, NULL) == 0);
 	vaddr = (uint64_t)(uintptr_t)restore - (uint64_t)(uintptr_t)info.dli_fbase;
 	row = unwind_table__find(&t, vaddr - 1); /* a return address's lookup */
 	CHECK(row && rs.v[row->rule].cfa == OFFCPU_UNW_CFA_SIGNAL);
@@ -473,7 +473,7 @@ static void test_bias_and_vdso(void)
 	CHECK(a.found && fn && dladdr(fn, &info));
 	if (a.found && fn && dladdr(fn, &info)) {
 		CHECK(unwind_table__build(&t, info.dli_fname, NULL, err, sizeof(err)) == 0);
-		CHECK(unwind_rules__merge(&rs, &t, 0) == 0);
+		CHECK(unwind_rules__merge(&rs, &t, 0, 0, NULL) == 0);
 		CHECK(unwind_table__bias(&t, a.start, a.pgoff, &bias) == 0);
 		/* a shared object's ELF addresses are offsets from its load base */
 		CHECK(bias == (uint64_t)(uintptr_t)info.dli_fbase);
@@ -522,7 +522,7 @@ static void test_same_as_libdw(void)
 		CHECK(unwind_rules__init(&rs) == 0 && unwind_rules__init(&rrs) == 0);
 		CHECK(ref_build(&rt, &rrs, paths[i]) == 0);
 		CHECK(unwind_table__build(&t, paths[i], NULL, err, sizeof(err)) == 0);
-		CHECK(unwind_rules__merge(&rs, &t, 0) == 0);
+		CHECK(unwind_rules__merge(&rs, &t, 0, 0, NULL) == 0);
 		CHECK(t.nr == rt.nr && t.fdes == rt.fdes && t.unsupported == rt.unsupported);
 		for (k = 0; k < t.nr && k < rt.nr; k++)
 			differ += t.rows[k].start != rt.rows[k].start ||
@@ -736,8 +736,14 @@ static void test_budgets(void)
 	CHECK(unwind_table__build_mem(&t, m.p, m.len, "rules", NULL, err, sizeof(err)) == 0);
 	CHECK(t.nr_rules == 20002); /* NONE, rsp + 8, and 20,000 more */
 	/* the shared set takes it whole or not at all */
-	CHECK(unwind_rules__merge(&rs, &t, 16384) == -ENOSPC && rs.nr == 1 && !t.merged);
-	CHECK(unwind_rules__merge(&rs, &t, 0) == 0 && rs.nr == 20002 && t.merged);
+	CHECK(unwind_rules__merge(&rs, &t, 16384, 0, NULL) == -ENOSPC && rs.nr == 1 && !t.merged);
+	CHECK(unwind_rules__merge(&rs, &t, 0, 4096, NULL) == -EDQUOT && rs.nr == 1 && !t.merged);
+	{
+		size_t added = 0;
+
+		CHECK(unwind_rules__merge(&rs, &t, 0, 0, &added) == 0 && rs.nr == 20002 && t.merged);
+		CHECK_EQ_U64(added, 20001); /* NONE was there */
+	}
 	unwind_table__free(&t);
 	b = (struct unwind_budget){ .max_rows = 1000 };
 	CHECK(unwind_table__build_mem(&t, m.p, m.len, "rows", &b, err, sizeof(err)) == -E2BIG);
