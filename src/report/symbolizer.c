@@ -17,6 +17,7 @@
 #include "../util/kallsyms.h"
 #include "../util/util.h"
 #include "../util/elf.h"
+#include "../util/objread.h"
 
 struct sym {
 	uint64_t addr, size;
@@ -197,18 +198,17 @@ static Elf *open_elf(const char *path, int *fd)
 {
 	Elf *elf;
 
-	struct stat st;
-
-	/* the path comes from the input: never block on a fifo or read a device */
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (*fd < 0)
-		return NULL;
-	if (fstat(*fd, &st) || !S_ISREG(st.st_mode)) {
-		close(*fd);
+	/*
+	 * The path comes from the input and names another user's file maybe:
+	 * never block on a fifo or open a device (objread.h), and read it
+	 * rather than map it (a truncation under a mapping is a SIGBUS).
+	 */
+	*fd = objread_open(path, NULL);
+	if (*fd < 0) {
 		*fd = -1;
 		return NULL;
 	}
-	elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		if (elf)
 			elf_end(elf);

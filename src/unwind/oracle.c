@@ -21,6 +21,7 @@
 #include <gelf.h>
 #include <elfutils/libdwfl.h>
 #include "oracle.h"
+#include "../util/objread.h"
 #include "../util/util.h"
 
 #define ORACLE_PROCS 64
@@ -80,23 +81,25 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, 
 /* the process whose objects find_elf opens: callbacks get no argument of ours */
 static __thread int finding_pid;
 
-/* @name as the process sees it: through its root, which may be a container's */
+/*
+ * @name as the process sees it: through its root, which may be a container's.
+ * A descriptor, or -errno: -EINVAL when it is there but not a regular file
+ * (a fifo, a device: never opened for reading).
+ */
 static int open_in_root(int pid, const char *name, char **file_name)
 {
 	char path[PATH_MAX];
-	struct stat st;
 	int fd;
 
-	if (snprintf(path, sizeof(path), "/proc/%d/root%s", pid, name) >= (int)sizeof(path) ||
-	    stat(path, &st) || !S_ISREG(st.st_mode)) /* " (deleted)", a device */
-		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (snprintf(path, sizeof(path), "/proc/%d/root%s", pid, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = objread_open(path, NULL);
 	if (fd < 0)
-		return -1;
+		return fd;
 	*file_name = strdup(path);
 	if (!*file_name) {
 		close(fd);
-		return -1;
+		return -ENOMEM;
 	}
 	return fd;
 }
@@ -114,8 +117,11 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 {
 	int fd = -1;
 
-	if (finding_pid > 0 && name[0] == '/')
+	if (finding_pid > 0 && name[0] == '/') {
 		fd = open_in_root(finding_pid, name, file_name);
+		if (fd == -EINVAL)
+			return -1; /* libdw would open it, and wait on a fifo */
+	}
 	if (fd < 0)
 		fd = dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 	if (fd < 0 || *elfp)
@@ -130,12 +136,11 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 static int find_elf_by_path(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
 			    char **file_name, Elf **elfp)
 {
-	struct stat st;
-	int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = objread_open(name, NULL);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(*file_name = strdup(name))) {
+	if (!(*file_name = strdup(name))) {
 		close(fd);
 		return -1;
 	}
@@ -147,16 +152,23 @@ static const Dwfl_Callbacks recorded_callbacks = {
 	.find_debuginfo = no_debuginfo,
 };
 
-/* The ELF of @fd mapped, @fd closed; or @fd for libdw to read itself. */
+/*
+ * The ELF of @fd read into memory (not mapped: another user's file truncated
+ * under a mapping is a SIGBUS), @fd closed; -1 when it cannot be read.
+ */
 static int elf_in_memory(int fd, Elf **elfp)
 {
-	*elfp = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	struct stat st;
+
+	if (fstat(fd, &st) || (uint64_t)st.st_size > ELFOBJ_MAX_READ) {
+		close(fd);
+		return -1;
+	}
+	*elfp = elf_begin(fd, ELF_C_READ, NULL);
 	if (*elfp && elf_cntl(*elfp, ELF_C_FDREAD)) {
 		elf_end(*elfp);
 		*elfp = NULL;
 	}
-	if (!*elfp)
-		return fd; /* libdw tries itself */
 	close(fd);
 	return -1;
 }
