@@ -38,7 +38,8 @@ APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_queue.c tests/unit/test_util.c tests/unit/test_outfile.c tests/unit/test_options.c tests/unit/test_summary.c tests/unit/test_rings.c tests/unit/test_unwind.c tests/unit/test_oracle.c tests/unit/test_report.c tests/unit/unit_main.c \
 	src/report/symbolizer.c src/report/profile.c src/report/folded.c src/report/pprof.c src/report/session.c \
 	src/report/text.c src/report/json.c src/report/svg.c src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
-WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers
+WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
+	$(BUILD)/tests/hostile
 
 .PHONY: all clean check check-run unit demo install deps bench
 
@@ -113,7 +114,14 @@ $(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wi
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $< $(FUZZ_SESSION_SRCS) -o $@ -lelf -ldw -lz -liberty
 
-fuzz: $(BUILD)/tests/fuzz-reader $(BUILD)/tests/fuzz-session
+# The unwind table builder: the objects it reads are other users' (tests/integration/hostile.sh runs it).
+FUZZ_TABLES_SRCS := src/unwind/tables.c src/unwind/ehframe.c src/util/objread.c src/util/hashmap.c src/util/util.c
+$(BUILD)/tests/fuzz-tables: tests/fuzz/fuzz_tables.c $(FUZZ_TABLES_SRCS) $(wildcard src/*/*.h src/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all $< $(FUZZ_TABLES_SRCS) -o $@
+
+fuzz: $(BUILD)/tests/fuzz-reader $(BUILD)/tests/fuzz-session $(BUILD)/tests/fuzz-tables
 
 # Report benchmark: bench/report.sh builds this generator of large perf.data files.
 $(BUILD)/bench/gen-perfdata: bench/gen-perfdata.c src/perfdata/writer.c src/perfdata/sample.c src/util/util.c

@@ -1,0 +1,114 @@
+# A root recorder next to a local user who attacks it through the files of
+# their own programs (issue 21): truncated libraries, a library's name made a
+# fifo, a library whose CFI is quadratic to read row by row, one with 20,000
+# distinct rules. The recording ends on its deadline, exits 0 and reads;
+# other processes keep complete stacks.
+# shellcheck shell=bash
+
+HOSTILE=$ROOT/$BUILD/tests/hostile
+
+# hostile_lib MODE ROWS: assembly of a library exporting hostile_block(usec)
+# (usleep), whose one FDE goes on past its ret with ROWS rows: two rules
+# alternating (alt: 31.6 s for 400 KB through libdw's row-at-a-time API), or
+# each row its own rule (distinct).
+hostile_lib() {
+	awk -v mode="$1" -v n="$2" 'BEGIN {
+		print "\t.text\n\t.globl hostile_block\n\t.type hostile_block, @function"
+		print "hostile_block:\n\t.cfi_startproc\n\tpush %rbp\n\t.cfi_adjust_cfa_offset 8"
+		print "\t.cfi_offset %rbp, -16\n\tcall usleep@PLT\n\tpop %rbp\n\t.cfi_adjust_cfa_offset -8\n\tret"
+		for (i = 0; i < n; i++)
+			printf "\tnop\n\t.cfi_def_cfa_offset %d\n", mode == "alt" ? (i % 2 ? 8 : 16) : 16 + 8 * i
+		print "\t.cfi_endproc\n\t.size hostile_block, .-hostile_block"
+		print "\t.section .note.GNU-stack,\"\",@progbits"
+	}'
+}
+
+# as_nobody CMD...: run as the unprivileged user nobody
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"
+}
+
+test_hostile_objects() {
+	local dir rc t0 t1 secs pypid pids all root quad
+	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+	[ -x /usr/bin/python3 ] || skip "no python3"
+	dir=$(mktemp -d /tmp/offcpu-hostile.XXXXXX)
+	# shellcheck disable=SC2064
+	trap "pkill -u nobody -f '$HOSTILE' 2>/dev/null; rm -rf '$dir'" EXIT
+	hostile_lib alt 300000 >quad.S && gcc -shared -o "$dir/quad.so" quad.S || fail "cannot build quad.so"
+	hostile_lib distinct 20000 >rules.S && gcc -shared -o "$dir/rules.so" rules.S || fail "cannot build rules.so"
+	hostile_lib alt 50000 >med.S && gcc -shared -o "$dir/med.so" med.S || fail "cannot build med.so"
+	printf 'import time\ndef py_sleeper():\n    for i in range(20):\n        time.sleep(0.05)\npy_sleeper()\n' >"$dir/sleeper.py"
+	chmod 755 "$dir" && chown -R nobody "$dir"
+	ls -l "$dir"
+	as_nobody "$HOSTILE" truncate "$dir/med.so" "$dir" 5 >trunc.out 2>&1 &
+	pids=$!
+	as_nobody "$HOSTILE" fifo "$dir/med.so" "$dir" 5 >fifo.out 2>&1 &
+	pids="$pids $!"
+	as_nobody "$HOSTILE" load "$dir/quad.so" 5 &
+	pids="$pids $!"
+	as_nobody "$HOSTILE" load "$dir/rules.so" 5 &
+	pids="$pids $!"
+	sleep 0.5
+	(sleep 1 && exec setpriv --reuid=nobody --regid=nogroup --clear-groups -- /usr/bin/python3 "$dir/sleeper.py") &
+	pypid=$!
+	t0=$(date +%s.%N)
+	"$OFFCPU" record -a -d 3 -o rec.data 2>rec.err
+	rc=$?
+	t1=$(date +%s.%N)
+	cat rec.err
+	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+	[ $rc = 0 ] || fail "offcpu record exited $rc"
+	echo "recording of -d 3 took $secs s"
+	awk -v s="$secs" 'BEGIN { exit !(s < 5.5) }' || fail "the recording took $secs s, its deadline was 3 s"
+	wait $pypid
+	# shellcheck disable=SC2086
+	wait $pids
+	cat trunc.out fifo.out
+	grep -q "copies truncated" trunc.out || fail "the truncating user did not run"
+	grep -q "is a fifo" fifo.out || fail "the library's name did not become a fifo"
+	"$OFFCPU" report -i rec.data >report.txt 2>report.err || { cat report.err; fail "offcpu report failed"; }
+	perf report -i rec.data --stdio >perf.txt 2>perf.err || { cat perf.err; fail "perf report failed"; }
+	grep -q offcpu-time perf.txt || fail "perf read no offcpu-time samples"
+	# the 20,000 rules: one object over its budget, said; the rule array kept for the others
+	grep -q "over their budget" rec.err || fail "the summary does not say an object was over its budget"
+	grep -q "rules.so" rec.err || fail "the summary does not name the object over its budget"
+	! grep -q "rule array is full" rec.err || fail "the shared rule array filled"
+	"$OFFCPU" report -i rec.data --folded >all.folded || fail "report --folded failed"
+	# the quadratic library was read (linear time) and its stacks are complete
+	quad=$(awk '/hostile_block/ && /usleep/ { t += $NF } END { print t + 0 }' all.folded)
+	root=$(awk '/hostile_block/ && /usleep/ && /;load_loop;/ && !/\[(no unwind|unwind:)/ { t += $NF } END { print t + 0 }' all.folded)
+	echo "hostile_block: $((quad / 1000)) ms, $((root / 1000)) ms reaching main through a table"
+	# python3, started during all this: complete once its tables are built
+	all=$(awk '/^python3;/ && /clock_nanosleep|pysleep|time_sleep/ { t += $NF } END { print t + 0 }' all.folded)
+	root=$(awk '/^python3;/ && /clock_nanosleep|pysleep|time_sleep/ && /;_start;.*Py_BytesMain;/ && !/\[(no unwind|unwind:)/ { t += $NF } END { print t + 0 }' all.folded)
+	echo "python3: $((all / 1000)) ms of sleep, $((root / 1000)) ms reaching main"
+	note "-d 3 took $secs s; python3 started during it: $((root / 1000)) of $((all / 1000)) ms of sleep reach main"
+	[ "$all" -ge 500000 ] || { grep '^python3' all.folded | head; fail "only $((all / 1000)) ms of python's sleep recorded"; }
+	[ $((root * 100)) -ge $((all * 90)) ] || { grep '^python3' all.folded | head; fail "less than 90% of python's sleep reaches main"; }
+}
+
+# The table builder under libFuzzer (ASan, UBSan) for a bounded time, seeded
+# with real objects' .eh_frame sections and a whole ELF file: no crash, leak,
+# hang or undefined behaviour on any bytes.
+test_hostile_fuzz_tables() {
+	local f n rc runs
+	make -s -C "$ROOT" BUILD="$BUILD" "$BUILD/tests/fuzz-tables" >make.log 2>&1 ||
+		{ cat make.log; fail "cannot build the fuzzer (clang, libclang-rt-14-dev)"; }
+	mkdir corpus
+	for f in /lib64/ld-linux-x86-64.so.2 /usr/lib/x86_64-linux-gnu/libz.so.1 /usr/bin/true "$HOSTILE"; do
+		n=$(basename "$f")
+		objcopy --dump-section .eh_frame=eh.bin "$f" x.o 2>/dev/null || continue
+		{ printf '\0'; cat eh.bin; } >"corpus/eh-$n"
+	done
+	{ printf '\1'; cat /usr/bin/true; } >corpus/elf-true
+	[ "$(ls corpus | wc -l)" -ge 3 ] || fail "no seeds (objcopy?)"
+	(cd corpus && "$ROOT/$BUILD/tests/fuzz-tables" -max_total_time="${FUZZ_SECONDS:-20}" \
+		-max_len=131072 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 . >../fuzz.log 2>&1)
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' fuzz.log)
+	echo "fuzz-tables: ${runs:-0} executions, exit $rc"
+	[ $rc = 0 ] || { grep -A30 'ERROR\|runtime error' fuzz.log | head -50; fail "fuzz-tables found a crash (exit $rc)"; }
+	[ "${runs:-0}" -gt 5000 ] || fail "fuzz-tables: only ${runs:-0} executions"
+}
