@@ -29,7 +29,7 @@ as_nobody() {
 }
 
 test_hostile_objects() {
-	local dir rc t0 t1 secs pypid pids all root quad
+	local dir rc t0 t1 secs d3 pypid pids recpid all root quad
 	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 	[ -x /usr/bin/python3 ] || skip "no python3"
@@ -42,13 +42,13 @@ test_hostile_objects() {
 	printf 'import time\ndef py_sleeper():\n    for i in range(20):\n        time.sleep(0.05)\npy_sleeper()\n' >"$dir/sleeper.py"
 	chmod 755 "$dir" && chown -R nobody "$dir"
 	ls -l "$dir"
-	as_nobody "$HOSTILE" truncate "$dir/med.so" "$dir" 5 >trunc.out 2>&1 &
+	as_nobody "$HOSTILE" truncate "$dir/med.so" "$dir" 8 >trunc.out 2>&1 &
 	pids=$!
-	as_nobody "$HOSTILE" fifo "$dir/med.so" "$dir" 5 >fifo.out 2>&1 &
+	as_nobody "$HOSTILE" fifo "$dir/med.so" "$dir" 8 >fifo.out 2>&1 &
 	pids="$pids $!"
-	as_nobody "$HOSTILE" load "$dir/quad.so" 5 &
+	as_nobody "$HOSTILE" load "$dir/quad.so" 8 &
 	pids="$pids $!"
-	as_nobody "$HOSTILE" load "$dir/rules.so" 5 &
+	as_nobody "$HOSTILE" load "$dir/rules.so" 8 &
 	pids="$pids $!"
 	sleep 0.5
 	(sleep 1 && exec setpriv --reuid=nobody --regid=nogroup --clear-groups -- /usr/bin/python3 "$dir/sleeper.py") &
@@ -61,8 +61,24 @@ test_hostile_objects() {
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 	[ $rc = 0 ] || fail "offcpu record exited $rc"
 	echo "recording of -d 3 took $secs s"
+	d3=$secs
 	awk -v s="$secs" 'BEGIN { exit !(s < 5.5) }' || fail "the recording took $secs s, its deadline was 3 s"
 	wait $pypid
+	# Ctrl-C, among the same objects: the end within a second
+	"$OFFCPU" record -a -o int.data 2>int.err &
+	recpid=$!
+	wait_for_line int.err recording 10 || fail "the second recording did not start"
+	sleep 1
+	t0=$(date +%s.%N)
+	kill -INT $recpid
+	wait $recpid
+	rc=$?
+	t1=$(date +%s.%N)
+	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	echo "Ctrl-C ended the recording in $secs s, exit $rc"
+	[ $rc = 0 ] || { cat int.err; fail "offcpu record exited $rc after SIGINT"; }
+	awk -v s="$secs" 'BEGIN { exit !(s < 1.5) }' || fail "the recording took $secs s to end after SIGINT"
+	"$OFFCPU" report -i int.data >/dev/null || fail "the interrupted recording does not read"
 	# shellcheck disable=SC2086
 	wait $pids
 	cat trunc.out fifo.out
@@ -84,7 +100,7 @@ test_hostile_objects() {
 	all=$(awk '/^python3;/ && /clock_nanosleep|pysleep|time_sleep/ { t += $NF } END { print t + 0 }' all.folded)
 	root=$(awk '/^python3;/ && /clock_nanosleep|pysleep|time_sleep/ && /;_start;.*Py_BytesMain;/ && !/\[(no unwind|unwind:)/ { t += $NF } END { print t + 0 }' all.folded)
 	echo "python3: $((all / 1000)) ms of sleep, $((root / 1000)) ms reaching main"
-	note "-d 3 took $secs s; python3 started during it: $((root / 1000)) of $((all / 1000)) ms of sleep reach main"
+	note "-d 3 took $d3 s; Ctrl-C $secs s; python3 started during it: $((root / 1000)) of $((all / 1000)) ms of sleep reach main"
 	[ "$all" -ge 500000 ] || { grep '^python3' all.folded | head; fail "only $((all / 1000)) ms of python's sleep recorded"; }
 	[ $((root * 100)) -ge $((all * 90)) ] || { grep '^python3' all.folded | head; fail "less than 90% of python's sleep reaches main"; }
 }
