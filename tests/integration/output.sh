@@ -136,3 +136,70 @@ test_threads_directory() {
 	"$OFFCPU" record --threads -o - -a >/dev/null 2>err.txt; rc=$?
 	[ $rc -eq 2 ] || fail "--threads with -o -: exit $rc"
 }
+
+# wait_tmp GLOB: until offcpu's temporary exists (the recording has begun)
+wait_tmp() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		compgen -G "$1" >/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# the output directory removed, or moved, while the recording runs: removed
+# (or the temporary removed), the error says so and that the data is lost,
+# exit 1; moved, the file is committed where the directory is now, and the
+# summary and a warning name that place
+test_output_directory_removed_or_moved() {
+	local rc here
+	here=$(pwd -P)
+	# removed with everything in it
+	mkdir out
+	"$OFFCPU" record -d 3 -o out/x.data -- sleep 10 2>rec.err &
+	local rec=$!
+	wait_tmp 'out/x.data.tmp.*' || fail "no temporary appeared"
+	rm -rf out
+	wait $rec
+	rc=$?
+	cat rec.err
+	[ $rc -eq 1 ] || fail "directory removed: exit $rc"
+	grep -q "error: cannot write out/x.data: its directory out was removed while the file was being written.*: the data is lost" rec.err ||
+		fail "directory removed: no clear message"
+	! grep -q "replaced by someone else\|wrote out/x.data" rec.err || fail "directory removed: a misleading message"
+	# the temporary alone removed
+	mkdir out
+	"$OFFCPU" record -d 3 -o out/x.data -- sleep 10 2>rec.err &
+	rec=$!
+	wait_tmp 'out/x.data.tmp.*' || fail "no temporary appeared"
+	rm -f out/x.data.tmp.*
+	wait $rec
+	rc=$?
+	cat rec.err
+	[ $rc -eq 1 ] || fail "temporary removed: exit $rc"
+	grep -q "error: cannot write out/x.data: someone removed its temporary out/x.data.tmp.[a-z0-9]* while it was being written: the data is lost" rec.err ||
+		fail "temporary removed: no clear message"
+	[ -z "$(ls out)" ] || fail "temporary removed: left $(ls out)"
+	# moved: the file is where the directory went, and named there
+	"$OFFCPU" record -d 3 -o out/x.data -- sleep 10 2>rec.err &
+	rec=$!
+	wait_tmp 'out/x.data.tmp.*' || fail "no temporary appeared"
+	mv out moved
+	wait $rec || { cat rec.err; fail "directory moved: record failed"; }
+	cat rec.err
+	[ -f moved/x.data ] && [ ! -e out ] || fail "directory moved: no moved/x.data ($(ls -R))"
+	[ -z "$(ls moved | grep tmp)" ] || fail "directory moved: temporary left: $(ls moved)"
+	grep -q "warning: the directory out was moved to $here/moved during the recording: the recording is $here/moved/x.data" rec.err ||
+		fail "directory moved: no warning naming the new place"
+	grep -q "^offcpu: wrote $here/moved/x.data (" rec.err || fail "directory moved: the summary names another place"
+	"$OFFCPU" report -i moved/x.data | grep -q sleep || fail "directory moved: the file cannot be read"
+	# --threads: the recording directory goes along with its directory
+	mkdir out2
+	"$OFFCPU" record --threads -d 3 -o out2/t.dir -- sleep 10 2>rec.err &
+	rec=$!
+	wait_tmp 'out2/t.dir.tmp.*' || fail "no temporary directory appeared"
+	mv out2 moved2
+	wait $rec || { cat rec.err; fail "--threads, directory moved: record failed"; }
+	[ -f moved2/t.dir/data ] || fail "--threads, directory moved: no moved2/t.dir/data"
+	grep -q "^offcpu: wrote $here/moved2/t.dir (" rec.err || fail "--threads: the summary names another place"
+}

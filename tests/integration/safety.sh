@@ -119,6 +119,8 @@ test_safety_devices() {
 	as_tester sh -c "cat '$PUB/leak' > /dev/null" &
 	timeout 20 "$OFFCPU" record -o "$PUB/leak" -- true 2>rec.err && fail "wrote into the tester's fifo"
 	grep -q "refusing to write into .*a fifo owned by user" rec.err || fail "fifo: $(cat rec.err)"
+	# offcpu never opened it: its reader still waits for a writer; end it
+	: >"$PUB/leak"
 	wait
 	# a block device and a socket are refused, and stay
 	mknod "$PUB/blk" b 7 200
@@ -349,4 +351,111 @@ test_safety_messages() {
 	make -s -C "$ROOT" BUILD="$BUILD" fuzz >make.log 2>&1 || { cat make.log; fail "cannot build the fuzzers"; }
 	echo UEVSRklMRTIQAAAAAAAAAA== | base64 -d >qsort.in
 	"$ROOT/$BUILD/tests/fuzz-session" qsort.in >fz.log 2>&1 || { cat fz.log; fail "qsort input fails"; }
+}
+
+# 12: another user's fifo with no reader at -o, --svg or --pprof: refused at
+# once, not when someone reads it (opening a fifo waits for its reader); our
+# own fifo still waits for its reader and gets the data
+test_safety_foreign_fifo_refused_at_once() {
+	local rc start ms what
+	public_dir
+	"$OFFCPU" record -q -o "$PUB/r.data" -- true || fail "record failed"
+	as_tester mkfifo "$PUB/leak"
+	for what in "record -o $PUB/leak -- true" "report -i $PUB/r.data --svg $PUB/leak" \
+		"report -i $PUB/r.data --pprof $PUB/leak"; do
+		start=$(date +%s%N)
+		# shellcheck disable=SC2086
+		timeout 10 "$OFFCPU" $what 2>err.txt
+		rc=$?
+		ms=$((($(date +%s%N) - start) / 1000000))
+		echo "offcpu $what: exit $rc after $ms ms"
+		[ $rc -ne 124 ] || fail "offcpu $what waited for a reader of the tester's fifo"
+		[ $rc -eq 1 ] || fail "offcpu $what: exit $rc, $(cat err.txt)"
+		grep -q "refusing to write into $PUB/leak: a fifo owned by user" err.txt ||
+			fail "offcpu $what: no clear refusal: $(cat err.txt)"
+		[ $ms -lt 1000 ] || fail "offcpu $what: refused only after $ms ms"
+	done
+	[ -p "$PUB/leak" ] || fail "the tester's fifo was replaced"
+	# ours, in the same directory: waits for the reader, then writes into it
+	mkfifo "$PUB/own"
+	timeout 10 "$OFFCPU" report -i "$PUB/r.data" --svg "$PUB/own" 2>err.txt &
+	local rep=$!
+	sleep 0.3
+	kill -0 $rep 2>/dev/null || fail "report --svg into our own fifo did not wait for its reader"
+	timeout 10 cat "$PUB/own" >own.svg
+	wait $rep || fail "report --svg into our own fifo: $(cat err.txt)"
+	grep -q "</svg>" own.svg || fail "no svg came through our own fifo"
+	[ -p "$PUB/own" ] || fail "our fifo was replaced"
+}
+
+# 13: names other users choose reach no terminal raw and break no output: a
+# process of the tester renames itself (prctl(PR_SET_NAME), 15 bytes) to clear
+# the screen and forge a row, and to set the terminal's title with bytes
+# that are not UTF-8; offcpu report escapes them everywhere
+test_report_hostile_names() {
+	local rec
+	public_dir
+	cat >"$PUB/evil.py" <<'PY'
+import ctypes, sys, time
+names = {
+    "forge": b"\x1b[2J\n  9.9  99%",  # clear the screen, then a row of its own
+    "title": b"\xff\xfe\x1b]0;pwne\x07\xc2\x9b2J",  # not UTF-8, a title, a C1 CSI
+}
+name = names[sys.argv[1]]
+assert len(name) == 15, len(name)
+ctypes.CDLL(None).prctl(15, ctypes.c_char_p(name), 0, 0, 0)  # PR_SET_NAME
+end = time.time() + 1.5
+while time.time() < end:
+    time.sleep(0.02)
+PY
+	chmod 644 "$PUB/evil.py"
+	"$OFFCPU" record -a -d 3 -o n.data 2>rec.err &
+	rec=$!
+	wait_for_line rec.err recording 10 || fail "did not start"
+	as_tester /usr/bin/python3 "$PUB/evil.py" forge &
+	as_tester /usr/bin/python3 "$PUB/evil.py" title &
+	wait $rec || fail "record failed"
+	wait
+	"$OFFCPU" report -i n.data --sort comm,pid >text.txt 2>err.txt || fail "report failed: $(cat err.txt)"
+	"$OFFCPU" report -i n.data >>text.txt 2>>err.txt || fail "report failed: $(cat err.txt)"
+	cat text.txt err.txt | grep -aF '\x1b' | cat -v
+	! LC_ALL=C grep -aq $'\x1b' text.txt err.txt || fail "a raw ESC reached the report"
+	! LC_ALL=C grep -aq $'\x07\|\xc2\x9b\|\xff' text.txt || fail "a raw BEL, CSI or stray byte reached the report"
+	grep -qF '\x1b[2J\n  9.9  99%' text.txt || fail "the escaped name is not in the table"
+	grep -qF '\xff\xfe\x1b]0;pwne\x07\u009b2J' text.txt || fail "the second escaped name is not there"
+	! grep -q '^  9.9  99%' text.txt || fail "a row was forged"
+	# the name's own column still lines up the pid after it
+	grep -F '\x1b[2J\n' text.txt | head -1 | grep -qE '^ +[0-9.]+ +[0-9.]+%  \\x1b\[2J\\n  9\.9  99% +[0-9]+$' ||
+		fail "the row of the escaped name is not a row: $(grep -F '\x1b[2J' text.txt | head -1)"
+	# folded: one stack a line, the name escaped, ';' kept out of it
+	"$OFFCPU" report -i n.data --folded >folded.txt || fail "--folded failed"
+	! LC_ALL=C grep -aq $'\x1b\|\x07\|\xff' folded.txt || fail "a raw control byte in --folded"
+	grep -qF '\x1b[2J\n  9.9  99%;' folded.txt || fail "--folded: the name is not escaped"
+	grep -qF '\xff\xfe\x1b]0:pwne\x07\u009b2J;' folded.txt || fail "--folded: the second name"
+	[ "$(grep -cvE ' [0-9]+$' folded.txt)" = 0 ] || fail "--folded: a line without its count"
+	# json: valid UTF-8 a strict parser reads, with no raw escape
+	"$OFFCPU" report -i n.data --json >rows.json || fail "--json failed"
+	! LC_ALL=C grep -aq $'\x1b\|\xff' rows.json || fail "a raw control byte in --json"
+	python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1], encoding="utf-8"))["rows"]
+comms = {r["comm"] for r in rows}
+assert "\x1b[2J\n  9.9  99%" in comms, "the exact name is lost"
+assert "\\xff\\xfe\x1b]0;pwne\x07\x9b2J" in comms, sorted(comms)
+' rows.json || fail "--json: not valid UTF-8 JSON, or the names are wrong"
+	# svg: a document an XML parser accepts
+	"$OFFCPU" report -i n.data --svg n.svg || fail "--svg failed"
+	! LC_ALL=C grep -aq $'\x1b\|\xff' n.svg || fail "a raw control byte in the svg"
+	python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' n.svg ||
+		fail "the svg is not well-formed XML"
+	grep -qF '\x1b[2J\n  9.9  99%' n.svg || fail "--svg: the name is not escaped"
+	# pprof: what go tool pprof prints is escaped
+	"$OFFCPU" report -i n.data --pprof n.pb.gz || fail "--pprof failed"
+	if command -v go >/dev/null; then
+		timeout 120 go tool pprof -traces n.pb.gz >traces.txt 2>&1 || fail "go tool pprof: $(tail -3 traces.txt)"
+		! LC_ALL=C grep -aq $'\x1b\|\xff' traces.txt || fail "a raw control byte in pprof's names"
+		grep -qF '\x1b[2J\n  9.9  99%' traces.txt || fail "--pprof: the name is not escaped"
+	else
+		note "no go: the pprof names were not read back"
+	fi
 }
