@@ -230,7 +230,9 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 				case SORT_DSO:
 					fprintf(f, "  ");
 					fput_escaped(f, en->dso == UINT32_MAX ? "[unknown]" :
-						     strtab__get(&p->str, p->dsos[en->dso].short_name), 16);
+						     strtab__get(&p->str,
+								 p->dsos[en->dso].short_name),
+						     16);
 					break;
 				case SORT_SYM:
 					fprintf(f, "  ");
@@ -245,7 +247,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 					char buf[256];
 
 					fprintf(f, "  ");
-					fput_escaped(f, profile__waker_text(p, &w, buf, sizeof(buf)), 16);
+					fput_escaped(f, profile__waker_text(p, &w, buf, sizeof(buf)),
+						     16);
 					break;
 				}
 				}

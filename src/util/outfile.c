@@ -449,7 +449,8 @@ static int open_in_place(struct outfile *f)
 		close(pfd);
 		return fail(f, -EPERM, "refusing to write into %s: a %s owned by user %u in a "
 			    "world-writable sticky directory (it would hand them the data)",
-			    f->final, S_ISFIFO(st.st_mode) ? "fifo" : "device", (unsigned)st.st_uid);
+			    f->final, S_ISFIFO(st.st_mode) ? "fifo" : "device",
+			    (unsigned)st.st_uid);
 	}
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
 	f->fd = open(proc, O_WRONLY | O_NOCTTY | O_CLOEXEC);
@@ -668,24 +669,24 @@ static int lost(struct outfile *f, bool dir_removed, long links)
 	char *tmp = path_of(f, f->tmp);
 	const char *t = tmp ? tmp : f->tmp;
 	struct stat st;
-	bool other = !fstatat(f->dirfd, f->tmp, &st, AT_SYMLINK_NOFOLLOW);
+	const char *other = fstatat(f->dirfd, f->tmp, &st, AT_SYMLINK_NOFOLLOW) ?
+				    "" : " (what is at that name now was left alone)";
 
 	if (links > 0)
-		fail(f, -ENOENT, "cannot write %s: someone moved its temporary %s away while it was "
-		     "being written; it was not renamed to %s, the data is where they put it%s",
-		     f->final, t, f->final, other ? " (what is at that name now was left alone)" : "");
+		fail(f, -ENOENT, "cannot write %s: someone moved its temporary %s away while it "
+		     "was being written; it was not renamed to %s, the data is where they put it%s",
+		     f->final, t, f->final, other);
 	else if (dir_removed)
 		fail(f, -ENOENT, "cannot write %s: its directory %s was removed while the file was "
 		     "being written (as %s), with the file in it: the data is lost", f->final,
 		     f->dir, f->tmp);
 	else if (links == 0)
 		fail(f, -ENOENT, "cannot write %s: someone removed its temporary %s while it was "
-		     "being written: the data is lost%s", f->final, t,
-		     other ? " (what is at that name now was left alone)" : "");
+		     "being written: the data is lost%s", f->final, t, other);
 	else
 		fail(f, -ENOENT, "cannot write %s: someone removed or replaced its temporary %s "
 		     "while it was being written: it was not renamed to %s, the data is lost%s",
-		     f->final, t, f->final, other ? " (what is at that name now was left alone)" : "");
+		     f->final, t, f->final, other);
 	free(tmp);
 	return -ENOENT;
 }

@@ -37,7 +37,8 @@ static void vlog(const char *prefix, const char *fmt, va_list ap)
 			str_escape_n(out, need + 1, msg, len);
 	}
 	/* one call: the line is written whole, not interleaved with another thread's */
-	fprintf(stderr, "offcpu: %s%s\n", prefix, out ? out : "(a message was lost: out of memory)");
+	fprintf(stderr, "offcpu: %s%s\n", prefix,
+		out ? out : "(a message was lost: out of memory)");
 	free(out);
 	if (msg != small)
 		free(msg);
@@ -306,9 +307,10 @@ static size_t cp_width(uint32_t cp)
 		{ 0x20d0, 0x20ff }, { 0xfe00, 0xfe0f }, { 0xfe20, 0xfe2f },
 	};
 	static const uint32_t wide[][2] = {
-		{ 0x1100, 0x115f },   { 0x2e80, 0x303e },   { 0x3041, 0x33ff }, { 0x3400, 0x4dbf },
-		{ 0x4e00, 0x9fff },   { 0xa000, 0xa4cf },   { 0xac00, 0xd7a3 }, { 0xf900, 0xfaff },
-		{ 0xfe30, 0xfe4f },   { 0xff00, 0xff60 },   { 0xffe0, 0xffe6 }, { 0x1f300, 0x1f64f },
+		{ 0x1100, 0x115f },   { 0x2e80, 0x303e },   { 0x3041, 0x33ff },
+		{ 0x3400, 0x4dbf },   { 0x4e00, 0x9fff },   { 0xa000, 0xa4cf },
+		{ 0xac00, 0xd7a3 },   { 0xf900, 0xfaff },   { 0xfe30, 0xfe4f },
+		{ 0xff00, 0xff60 },   { 0xffe0, 0xffe6 },   { 0x1f300, 0x1f64f },
 		{ 0x1f900, 0x1f9ff }, { 0x20000, 0x3fffd },
 	};
 	size_t i;

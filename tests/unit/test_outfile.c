@@ -232,7 +232,7 @@ static void test_removes_only_its_own(void)
 /* The directory moved or removed, or the temporary removed or moved, before the commit. */
 static void test_directory_moved_or_removed(void)
 {
-	char want[PATH_MAX + 32], real[PATH_MAX], tmp[128], buf[64];
+	char want[PATH_MAX + 32], real[PATH_MAX], tmp[48], buf[64];
 	struct outfile f;
 
 	setup();
@@ -327,7 +327,8 @@ static void test_foreign_fifo_refused_at_once(void)
 	alarm(0);
 	sigaction(SIGALRM, &old, NULL);
 	CHECK(err == -EPERM);
-	CHECK(strstr(f.msg, "refusing to write into") && strstr(f.msg, "a fifo owned by user 65534"));
+	CHECK(strstr(f.msg, "refusing to write into") &&
+	      strstr(f.msg, "a fifo owned by user 65534"));
 	CHECK(t1.tv_sec - t0.tv_sec < 2);
 	if (!err)
 		outfile__free(&f);
@@ -337,7 +338,8 @@ static void test_foreign_fifo_refused_at_once(void)
 const struct unit_test outfile_tests[] = {
 	{ "outfile: directory moved or removed, temporary removed or moved",
 	  test_directory_moved_or_removed },
-	{ "outfile: another user's fifo refused before opening it", test_foreign_fifo_refused_at_once },
+	{ "outfile: another user's fifo refused before opening it",
+	  test_foreign_fifo_refused_at_once },
 	{ "outfile: NAME kept as NAME.old", test_keep_old },
 	{ "outfile: symlinks refused, never followed", test_refuse_symlinks },
 	{ "outfile: unique names never replace", test_unique },
