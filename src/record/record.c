@@ -271,8 +271,11 @@ static int start_unwinder(struct record *r)
 	return err;
 }
 
-/* The workload at its entry point: its libraries are mapped, it has not run. */
-static void load_at_entry(void *arg, int pid)
+/*
+ * The workload, held: at its exec (the program and its dynamic loader
+ * mapped), then once the loader mapped its libraries, before they ran.
+ */
+static void load_held(void *arg, int pid)
 {
 	struct record *r = arg;
 	int err = unwinder__add_process(r->unw, pid);
@@ -449,7 +452,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (r.have_workload) {
-		err = workload__start(&r.wl, r.unw ? load_at_entry : NULL, &r);
+		err = workload__start(&r.wl, r.unw ? load_held : NULL, &r, &stop_signal);
 		if (err) {
 			pr_err("cannot execute '%s': %s", r.o.argv[0], strerror(-err));
 			goto out;

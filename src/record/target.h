@@ -7,6 +7,7 @@
 #ifndef OFFCPU_TARGET_H
 #define OFFCPU_TARGET_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,7 @@ bool have_capabilities(void);
 
 struct workload {
 	pid_t pid;
+	const char *file; /* what it execs (argv[0]) */
 	int go_fd; /* write end: releases the child */
 	int err_fd; /* read end: errno from a failed exec, EOF on success */
 	int pidfd;
@@ -70,11 +72,16 @@ struct workload {
 int workload__prepare(struct workload *w, char **argv, bool stdout_to_stderr);
 /*
  * Release the child. Returns 0 once it exec'd, or -errno of the failed exec.
- * With @at_entry (x86-64), it is held at the program's entry
- * point, its libraries mapped and none of its code run, while @at_entry
- * runs (unwind tables are loaded there).
+ * With @load (x86-64), the command is held while @load loads its unwind
+ * tables: at its exec (the program and its dynamic loader mapped), then at
+ * its first system call from outside the loader (its libraries mapped, none
+ * of their code or the program's blocked yet). The hold changes nothing in
+ * the command and the kernel undoes it if offcpu dies; once *@stop is set,
+ * it ends at once. A command that cannot be held (traced already, a
+ * privileged exec) runs unheld, with a warning.
  */
-int workload__start(struct workload *w, void (*at_entry)(void *arg, int pid), void *arg);
+int workload__start(struct workload *w, void (*load)(void *arg, int pid), void *arg,
+		    volatile sig_atomic_t *stop);
 /* Reap without blocking; true once it has exited. */
 bool workload__reap(struct workload *w);
 /* Kill a prepared or running workload and reap it (SIGTERM: SIGKILL after 2 s). */
