@@ -119,7 +119,8 @@ static void test_duration(void)
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		v = 42;
 		if (parse_record_duration(bad[i], &v) != -EINVAL || v != 42) {
-			fprintf(stderr, "  -d '%s' accepted (%llu ns)\n", bad[i], (unsigned long long)v);
+			fprintf(stderr, "  -d '%s' accepted (%llu ns)\n", bad[i],
+				(unsigned long long)v);
 			CHECK(0);
 		}
 	}
