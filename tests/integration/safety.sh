@@ -368,7 +368,7 @@ test_safety_foreign_fifo_refused_at_once() {
 		timeout 10 "$OFFCPU" $what 2>err.txt
 		rc=$?
 		ms=$((($(date +%s%N) - start) / 1000000))
-		echo "offcpu $what: exit $rc after $ms ms"
+		note "offcpu $what: refused (exit $rc) after $ms ms"
 		[ $rc -ne 124 ] || fail "offcpu $what waited for a reader of the tester's fifo"
 		[ $rc -eq 1 ] || fail "offcpu $what: exit $rc, $(cat err.txt)"
 		grep -q "refusing to write into $PUB/leak: a fifo owned by user" err.txt ||
