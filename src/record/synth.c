@@ -85,7 +85,9 @@ static int read_comm(int pid, int tid, char *comm, size_t cap)
 	n = read_small(path, comm, cap);
 	if (n < 0)
 		return n;
-	comm[strcspn(comm, "\n")] = 0;
+	/* the kernel ends the name with a newline; the name itself may hold one */
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = 0;
 	return 0;
 }
 
