@@ -459,6 +459,12 @@ static int hold_refused(struct workload *w, char *why, size_t len)
 	if (!ptrace(PTRACE_SEIZE, w->pid, NULL, (void *)(long)HOLD_OPTIONS))
 		return 0;
 	snprintf(why, len, "%s", strerror(errno));
+	f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (f && fscanf(f, "%d", &tracer) == 1 && tracer >= 2)
+		snprintf(why, len, "ptrace is restricted (kernel.yama.ptrace_scope = %d)", tracer);
+	if (f)
+		fclose(f);
+	tracer = 0;
 	snprintf(path, sizeof(path), "/proc/%d/status", w->pid);
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f))
