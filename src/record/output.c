@@ -57,7 +57,18 @@ int output__begin(struct output *o)
 		flags |= OUTFILE_DIR;
 	else if (!o->rotate)
 		flags |= OUTFILE_DEVICE;
-	name = o->rotate ? rotated_name(o->base) : strdup(o->base);
+	if (o->moved_to) {
+		/* the directory moved during the recording: the next files go there too */
+		const char *slash = strrchr(o->base, '/');
+		char *base = NULL;
+
+		if (asprintf(&base, "%s/%s", o->moved_to, slash ? slash + 1 : o->base) < 0)
+			return set_error(o, -ENOMEM, "out of memory");
+		name = o->rotate ? rotated_name(base) : strdup(base);
+		free(base);
+	} else {
+		name = o->rotate ? rotated_name(o->base) : strdup(o->base);
+	}
 	if (!name)
 		return set_error(o, -ENOMEM, "out of memory");
 	err = outfile__open(&o->file, name, flags, 0600);

@@ -202,4 +202,16 @@ test_output_directory_removed_or_moved() {
 	wait $rec || { cat rec.err; fail "--threads, directory moved: record failed"; }
 	[ -f moved2/t.dir/data ] || fail "--threads, directory moved: no moved2/t.dir/data"
 	grep -q "^offcpu: wrote $here/moved2/t.dir (" rec.err || fail "--threads: the summary names another place"
+	# --switch-output: the files after the move go where the directory went
+	mkdir out3
+	"$OFFCPU" record --switch-output=1s -d 3.5 -o out3/r.data -- sleep 10 2>rec.err &
+	rec=$!
+	sleep 1.5
+	mv out3 moved3
+	wait $rec || { cat rec.err; fail "--switch-output, directory moved: record failed"; }
+	cat rec.err
+	[ ! -e out3 ] || fail "--switch-output, directory moved: files at the old place: $(ls out3)"
+	[ "$(ls moved3 | grep -c '^r\.data\.[0-9]*$')" -ge 3 ] ||
+		fail "--switch-output, directory moved: $(ls moved3 | tr '\n' ' ')in moved3"
+	! ls moved3 | grep -q tmp || fail "--switch-output, directory moved: temporaries left"
 }
