@@ -662,6 +662,7 @@ static int map_unwind(struct collector *c)
 		.procs_fd = bpf_map__fd(c->skel->maps.unw_procs),
 		.req_fd = bpf_map__fd(c->skel->maps.unw_req),
 		.verify_fd = bpf_map__fd(c->skel->maps.unw_verify),
+		.cache_fd = bpf_map__fd(c->skel->maps.unw_cache),
 	};
 	return 0;
 }

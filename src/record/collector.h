@@ -71,6 +71,7 @@ struct collector_unwind_maps {
 	uint32_t nr_rows, nr_rules, nr_objs;
 	int procs_fd, req_fd;
 	int verify_fd; /* --verify-stacks: ring buffer of struct offcpu_unw_sample */
+	int cache_fd; /* the per-CPU rule cache, by object id: emptied before an id is reused */
 };
 /* Whether the loaded program walks by tables; then fills @m. */
 bool collector__unwind_maps(struct collector *c, struct collector_unwind_maps *m);

@@ -87,6 +87,10 @@ static void print_unwind(FILE *f, const struct summary *s)
 		fprintf(f, "offcpu: WARNING: %llu objects were left without a table: the table "
 			"memory is full (raise --unwind-mem); frame pointers were followed there\n",
 			(unsigned long long)u->mem_full);
+	if (u->reclaimed)
+		fprintf(f, "offcpu: unwind tables of %llu objects no process used any more were taken "
+			"back (%llu rows) to make room for others\n", (unsigned long long)u->reclaimed,
+			(unsigned long long)u->reclaimed_rows);
 	if (u->over_budget)
 		fprintf(f, "offcpu: %llu objects were over their budget (what one object may cost in "
 			"rows, rules, bytes or time; the first: %s): frame pointers were followed "

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "tablemem.h"
 #include "unwinder.h"
 #include "../unwind/oracle.h"
 #include "../unwind/tables.h"
@@ -32,18 +33,17 @@
 #define BUDGET_RULES 2048
 #define BUDGET_BYTES (64ULL << 20)
 #define BUDGET_NS (3000 * 1000000ULL)
-/* what the files of one user other than root may hold of the rows and rules */
-#define OWNER_SHARE(n) ((n) / 4)
 
 /* What identifies an object's file: the same file in every process. */
 struct obj_key {
 	uint64_t dev, ino, size, mtime_ns;
 };
 
-struct uobj {
-	struct unwind_load loads[UNWIND_MAX_LOADS];
-	size_t nr_loads;
-	bool table; /* rows loaded */
+/* The objects a process's published mappings name: it holds them. */
+struct hold {
+	uint32_t tgid;
+	uint32_t nr;
+	uint32_t *ids;
 };
 
 /* A mapping whose object is being built. */
@@ -60,14 +60,14 @@ struct unwinder {
 	pthread_t thread;
 	bool running;
 	volatile int stop;
-	struct unwind_rules rs;
-	size_t rules_published;
-	struct hashmap objs; /* obj_key -> object id */
-	struct uobj *obj; /* by id; 0: none */
-	size_t nr_obj, cap_obj;
+	struct tablemem *tm; /* the kernel's table memory: objects, rows, rules */
+	struct hashmap objs; /* obj_key -> generation << 32 | object id (0: no table) */
 	uint32_t vdso; /* the vDSO's object, 0 until built */
 	bool vdso_tried;
 	struct hashmap last; /* tgid -> when its last load began */
+	struct hashmap held; /* tgid -> index into holds: the objects its mappings name */
+	struct hold *holds;
+	size_t nr_holds, cap_holds;
 	struct offcpu_unw_proc *pv; /* scratch value */
 	struct pending *pend; /* OFFCPU_UNW_MAPS of them */
 	struct unwinder_stats st;
@@ -75,9 +75,7 @@ struct unwinder {
 	struct unwind_oracle *oracle;
 	const volatile int *cancel; /* the recording's end */
 	struct unwind_budget budget;
-	bool rules_warned;
-	/* what the objects of each user but root hold: rows, new rules (uid -> count) */
-	struct hashmap owner_rows, owner_rules;
+	unsigned rules_warned;
 	bool abandoned; /* its thread did not stop: never freed */
 };
 
@@ -95,15 +93,13 @@ struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verif
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
-	if (!u || unwind_rules__init(&u->rs) || !(u->pv = malloc(sizeof(*u->pv))) ||
-	    !(u->pend = calloc(OFFCPU_UNW_MAPS, sizeof(*u->pend))) ||
-	    grow_array((void **)&u->obj, &u->cap_obj, 1, sizeof(*u->obj))) {
+	if (!u || !(u->tm = tablemem__new(m)) || !(u->pv = malloc(sizeof(*u->pv))) ||
+	    !(u->pend = calloc(OFFCPU_UNW_MAPS, sizeof(*u->pend)))) {
 		snprintf(msg, len, "out of memory");
 		unwinder__free(u);
 		return NULL;
 	}
 	u->m = *m;
-	u->nr_obj = 1; /* object 0: no table */
 	u->cancel = cancel;
 	/* no object takes more than half the rows: the others keep room */
 	u->budget = (struct unwind_budget){ .max_rows = m->nr_rows / 2, .max_rules = BUDGET_RULES,
@@ -119,104 +115,41 @@ struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verif
 		}
 	}
 	pthread_mutex_init(&u->lock, NULL);
-	u->st.rows_cap = m->nr_rows;
-	u->st.bytes = (uint64_t)m->nr_rows * sizeof(struct offcpu_unw_row) +
-		      (uint64_t)m->nr_rules * sizeof(struct offcpu_unw_rule) +
-		      (uint64_t)m->nr_objs * sizeof(struct offcpu_unw_obj);
 	return u;
 }
 
+static size_t release_dead(struct unwinder *u);
+
 /*
- * Put a built table into the BPF arrays: its rules into the shared set (and
- * the new ones into the rule array), then its rows, then the object's slice
- * (BPF reads an object only once a process names it, and that update is a
- * system call after all of this). Returns false when it does not fit.
+ * A built table into the kernel's memory (tablemem.c): its object id, or 0
+ * (frame pointers there) with the reason counted and said with -v.
  */
-static bool publish(struct unwinder *u, uint32_t id, struct unwind_table *t, const char *name,
-		    uint32_t uid)
+static uint32_t publish(struct unwinder *u, struct unwind_table *t, const char *name, uint32_t uid)
 {
-	size_t i, first = u->st.rows, added = 0;
-	uint64_t *rows = NULL, *rules = NULL;
-	int e, created;
+	int why;
+	uint32_t id = tablemem__add(u->tm, t, uid, &why);
 
-	for (i = 0; i < t->nr; i++)
-		if (t->rows[i].start > UINT32_MAX)
-			return false; /* the walk keeps 32-bit addresses */
-	if (t->nr > u->m.nr_rows - first) {
-		u->st.mem_full++;
-		pr_info("no unwind table for %s: %zu rows do not fit (--unwind-mem)", name, t->nr);
-		return false;
-	}
-	/* a user's own files (root's are the system's): a quarter of the memory at most */
-	if (uid) {
-		rows = hashmap__upsert(&u->owner_rows, &uid, sizeof(uid), &created);
-		rules = hashmap__upsert(&u->owner_rules, &uid, sizeof(uid), &created);
-		if (!rows || !rules)
-			return false;
-		/* (a share used up exactly: no new rule, where 0 would mean no limit) */
-		if (*rows + t->nr > OWNER_SHARE(u->m.nr_rows) ||
-		    *rules >= OWNER_SHARE(u->m.nr_rules))
-			goto owner_full;
-	}
-	e = unwind_rules__merge(&u->rs, t, u->m.nr_rules,
-				rules ? OWNER_SHARE(u->m.nr_rules) - *rules : 0, &added);
-	if (e == -EDQUOT)
-		goto owner_full;
-	if (e) {
-		if (e == -ENOSPC) {
-			u->st.rules_full++;
-			if (!u->rules_warned)
-				pr_warn("the unwind rule array is full (%u rules): %s and the objects "
-					"after it get no table", u->m.nr_rules, name);
-			u->rules_warned = true;
-		}
-		return false;
-	}
-	if (rows) {
-		*rows += t->nr;
-		*rules += added;
-	}
-	for (; u->rules_published < u->rs.nr; u->rules_published++)
-		u->m.rules[u->rules_published] = u->rs.v[u->rules_published];
-	for (i = 0; i < t->nr; i++)
-		u->m.rows[first + i] = (struct offcpu_unw_row){ .start = (uint32_t)t->rows[i].start,
-								.rule = t->rows[i].rule };
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	u->m.objs[id] = (struct offcpu_unw_obj){ .first = (uint32_t)first, .nr = (uint32_t)t->nr };
-	u->st.rows += t->nr;
-	u->st.rules = u->rs.nr;
-	return true;
-owner_full:
-	if (!u->st.owner_full++)
-		u->st.first_owner = uid;
-	pr_info("no unwind table for %s: the objects of user %u hold their share of the table "
-		"memory", name, uid);
-	return false;
-}
+	/* the memory is full: processes that exited since the last prune let
+	 * go of their objects now, and what they held can be taken back */
+	if (!id && (why == -ENOSPC || why == -EMFILE) && release_dead(u))
+		id = tablemem__add(u->tm, t, uid, &why);
 
-/* A new object from a built (or failed: @t NULL) table. Returns its id or 0. */
-static uint32_t new_object(struct unwinder *u, struct unwind_table *t, const char *name,
-			   uint32_t uid)
-{
-	uint32_t id;
-	struct uobj *o;
-
-	if (u->nr_obj >= u->m.nr_objs ||
-	    grow_array((void **)&u->obj, &u->cap_obj, u->nr_obj + 1, sizeof(*u->obj)))
-		return 0;
-	id = (uint32_t)u->nr_obj++;
-	o = &u->obj[id];
-	memset(o, 0, sizeof(*o));
-	if (t) {
-		memcpy(o->loads, t->loads, sizeof(o->loads));
-		o->nr_loads = t->nr_loads;
-		o->table = publish(u, id, t, name, uid);
-	}
-	if (o->table)
+	if (id) {
 		u->st.objects++;
-	else
-		u->st.no_table++;
-	return id;
+		return id;
+	}
+	u->st.no_table++;
+	u->st.mem_full += why == -ENOSPC || why == -EMFILE;
+	if (why == -ENOSPC || why == -EMFILE)
+		pr_info("no unwind table for %s: its %zu rows do not fit (--unwind-mem), even with "
+			"what no process uses taken back", name, t->nr);
+	else if (why == -EDQUOT)
+		pr_info("no unwind table for %s: the files of user %u hold their share of the table "
+			"memory", name, uid);
+	else if (why == -ENFILE && !u->rules_warned++)
+		pr_warn("the unwind rule array is full (%u rules): %s and the objects after it get "
+			"no table", u->m.nr_rules, name);
+	return 0;
 }
 
 /*
@@ -231,7 +164,7 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	struct stat sb;
 	char path[96], err[256];
 	uint64_t *v, t0;
-	uint32_t id;
+	uint32_t id = 0;
 	int created, e;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", tgid, range);
@@ -240,31 +173,25 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	k = (struct obj_key){ sb.st_dev, sb.st_ino, (uint64_t)sb.st_size,
 			      (uint64_t)sb.st_mtim.tv_sec * 1000000000ULL + (uint64_t)sb.st_mtim.tv_nsec };
 	v = hashmap__find(&u->objs, &k, sizeof(k));
-	if (v)
+	/* built before, and still loaded (not taken back since) */
+	if (v && (!(uint32_t)*v || tablemem__alive(u->tm, (uint32_t)*v, (uint32_t)(*v >> 32))))
 		return (uint32_t)*v;
 	if (!build)
 		return OFFCPU_UNW_OBJ_PENDING;
-	if (sb.st_uid) {
-		uint32_t uid = (uint32_t)sb.st_uid;
-
-		v = hashmap__find(&u->owner_rows, &uid, sizeof(uid));
-		if (v && *v >= OWNER_SHARE(u->m.nr_rows)) {
-			/* not even read: that user's files hold their share already */
-			if (!u->st.owner_full++)
-				u->st.first_owner = uid;
-			id = new_object(u, NULL, name, 0);
-			goto remember;
-		}
+	if (sb.st_uid && tablemem__owner_full(u->tm, (uint32_t)sb.st_uid)) {
+		/* not even read: that user's files hold their share already */
+		u->st.no_table++;
+		goto remember;
 	}
 	t0 = now_ns();
 	e = unwind_table__build(&t, path, &u->budget, err, sizeof(err));
-	if (e == -ECANCELED) {
-		u->st.build_ns += now_ns() - t0;
+	u->st.build_ns += now_ns() - t0;
+	if (e == -ECANCELED)
 		return 0; /* the recording is ending: not remembered as failed */
-	}
 	if (e) {
 		/* the message names /proc/PID/map_files/...: say which object that is */
 		pr_info("no unwind table for %s (%s)", name, err);
+		u->st.no_table++;
 		if (e == -E2BIG || e == -ETIME) {
 			if (!u->st.over_budget++)
 				snprintf(u->st.first_over, sizeof(u->st.first_over), "%.120s: %.120s", name,
@@ -272,16 +199,14 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 		} else if (e == -EIO) {
 			u->st.unreadable++;
 		}
-		id = new_object(u, NULL, name, 0);
 	} else {
-		id = new_object(u, &t, name, (uint32_t)sb.st_uid);
+		id = publish(u, &t, name, (uint32_t)sb.st_uid);
 		unwind_table__free(&t);
 	}
-	u->st.build_ns += now_ns() - t0;
 remember:
 	v = hashmap__upsert(&u->objs, &k, sizeof(k), &created);
 	if (v)
-		*v = id;
+		*v = (uint64_t)tablemem__gen(u->tm, id) << 32 | id;
 	return id;
 }
 
@@ -310,30 +235,103 @@ static uint32_t vdso_object(struct unwinder *u)
 	if (unwind_table__build_mem(&t, (const void *)base, size, "[vdso]", &u->budget, err,
 				    sizeof(err))) {
 		pr_info("no unwind table for [vdso]: %s", err);
-		u->vdso = new_object(u, NULL, "[vdso]", 0);
-		return u->vdso;
+		return 0;
 	}
-	u->vdso = new_object(u, &t, "[vdso]", 0);
+	u->vdso = publish(u, &t, "[vdso]", 0);
 	unwind_table__free(&t);
+	tablemem__get(u->tm, u->vdso); /* held for the whole recording */
 	return u->vdso;
 }
 
 /* The mapping's object and bias, or object 0 where there is no table to use. */
 static void set_object(struct unwinder *u, struct offcpu_unw_map *m, uint32_t id, uint64_t pgoff)
 {
-	struct unwind_table lt = { 0 };
+	const struct unwind_table *seg;
 	uint64_t bias = 0;
 
 	m->obj = id;
 	m->bias = 0;
 	if (!id || id == OFFCPU_UNW_OBJ_PENDING)
 		return;
-	lt.nr_loads = u->obj[id].nr_loads;
-	memcpy(lt.loads, u->obj[id].loads, sizeof(lt.loads));
-	/* no table (or no segment for it): the walk goes on by frame pointers */
-	if (!u->obj[id].table || unwind_table__bias(&lt, m->start, pgoff, &bias))
+	/* no segment for the mapping: the walk goes on by frame pointers */
+	seg = tablemem__segments(u->tm, id);
+	if (!seg || unwind_table__bias(seg, m->start, pgoff, &bias))
 		m->obj = 0;
 	m->bias = bias;
+}
+
+/*
+ * The objects process @tgid's mappings name now (@pv, published): held
+ * before what it held is let go, so an object both name stays.
+ */
+static void hold_objects(struct unwinder *u, uint32_t tgid, const struct offcpu_unw_proc *pv)
+{
+	uint32_t *ids = malloc((pv->nr ? pv->nr : 1) * sizeof(*ids)), n = 0, i;
+	uint64_t *v;
+	struct hold *h;
+	int created;
+
+	if (!ids)
+		return; /* held by none: taken back sooner, rebuilt if needed */
+	for (i = 0; i < pv->nr; i++)
+		if (pv->maps[i].obj && pv->maps[i].obj != OFFCPU_UNW_OBJ_PENDING) {
+			ids[n++] = pv->maps[i].obj;
+			tablemem__get(u->tm, pv->maps[i].obj);
+		}
+	v = hashmap__upsert(&u->held, &tgid, sizeof(tgid), &created);
+	if (!v || (created && grow_array((void **)&u->holds, &u->cap_holds, u->nr_holds + 1,
+					 sizeof(*u->holds)))) {
+		for (i = 0; i < n; i++)
+			tablemem__put(u->tm, ids[i]);
+		free(ids);
+		return;
+	}
+	if (created) {
+		*v = u->nr_holds;
+		u->holds[u->nr_holds++] = (struct hold){ .tgid = tgid };
+	}
+	h = &u->holds[*v];
+	for (i = 0; i < h->nr; i++)
+		tablemem__put(u->tm, h->ids[i]);
+	free(h->ids);
+	h->ids = ids;
+	h->nr = n;
+}
+
+/* Process @tgid is gone: what it held is let go. */
+static void release(struct unwinder *u, uint32_t tgid)
+{
+	uint64_t *v = hashmap__find(&u->held, &tgid, sizeof(tgid));
+	struct hold *h;
+	uint32_t i;
+
+	if (!v)
+		return;
+	h = &u->holds[*v];
+	for (i = 0; i < h->nr; i++)
+		tablemem__put(u->tm, h->ids[i]);
+	free(h->ids);
+	h->ids = NULL;
+	h->nr = 0;
+}
+
+/* Let go of what processes that exited held (under the lock); how many there were. */
+static size_t release_dead(struct unwinder *u)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < u->nr_holds; i++) {
+		uint32_t tgid = u->holds[i].tgid;
+
+		if (!u->holds[i].nr || !(kill((pid_t)tgid, 0) && errno == ESRCH))
+			continue;
+		bpf_map_delete_elem(u->m.procs_fd, &tgid);
+		release(u, tgid);
+		if (u->oracle)
+			unwind_oracle__forget(u->oracle, (int)tgid);
+		n++;
+	}
+	return n;
 }
 
 /*
@@ -404,6 +402,7 @@ static int load_process(struct unwinder *u, int tgid)
 				u->st.procs_full++;
 			return err;
 		}
+		hold_objects(u, (uint32_t)tgid, pv);
 		if (!npend)
 			break;
 		for (i = 0; i < npend; i++)
@@ -441,6 +440,7 @@ static void prune(struct unwinder *u)
 	pthread_mutex_lock(&u->lock);
 	for (i = 0; i < nr; i++) {
 		bpf_map_delete_elem(u->m.procs_fd, &dead[i]);
+		release(u, dead[i]);
 		if (u->oracle)
 			unwind_oracle__forget(u->oracle, (int)dead[i]);
 	}
@@ -475,8 +475,12 @@ static void serve(struct unwinder *u)
 		if (wait)
 			continue;
 		bpf_map_delete_elem(u->m.req_fd, &ask[i]);
-		if (unwinder__add_process(u, (int)ask[i]) == -ESRCH)
+		if (unwinder__add_process(u, (int)ask[i]) == -ESRCH) {
 			bpf_map_delete_elem(u->m.procs_fd, &ask[i]);
+			pthread_mutex_lock(&u->lock);
+			release(u, ask[i]);
+			pthread_mutex_unlock(&u->lock);
+		}
 	}
 }
 
@@ -600,12 +604,25 @@ void unwinder__stop(struct unwinder *u)
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
 {
+	struct tablemem_stats ts;
+
 	/* an abandoned thread may hold the lock for ever: read without it */
 	if (!u->abandoned)
 		pthread_mutex_lock(&u->lock);
 	*st = u->st;
+	tablemem__stats(u->tm, &ts);
 	if (!u->abandoned)
 		pthread_mutex_unlock(&u->lock);
+	st->rows = ts.rows;
+	st->rows_cap = ts.rows_cap;
+	st->rules = ts.rules;
+	st->rules_full = ts.rules_full;
+	st->owner_full = ts.owner_full;
+	st->first_owner = ts.first_owner;
+	st->reclaimed = ts.reclaimed;
+	st->reclaimed_rows = ts.reclaimed_rows;
+	st->grace_periods = ts.grace_periods;
+	st->bytes = ts.bytes;
 }
 
 void unwinder__free(struct unwinder *u)
@@ -617,12 +634,13 @@ void unwinder__free(struct unwinder *u)
 		return; /* its thread still uses it */
 	ring_buffer__free(u->verify);
 	unwind_oracle__free(u->oracle);
-	unwind_rules__free(&u->rs);
+	tablemem__free(u->tm);
 	hashmap__free(&u->objs);
 	hashmap__free(&u->last);
-	hashmap__free(&u->owner_rows);
-	hashmap__free(&u->owner_rules);
-	free(u->obj);
+	hashmap__free(&u->held);
+	for (size_t i = 0; i < u->nr_holds; i++)
+		free(u->holds[i].ids);
+	free(u->holds);
 	free(u->pv);
 	free(u->pend);
 	free(u);

@@ -33,6 +33,8 @@ struct unwinder_stats {
 	uint64_t unreadable; /* objects that changed or shrank while they were read */
 	uint64_t owner_full; /* objects of a user whose files held their share of the memory */
 	uint32_t first_owner; /* the first such user */
+	uint64_t reclaimed, reclaimed_rows; /* objects taken back (no process used them), their rows */
+	uint64_t grace_periods; /* waits for the BPF program before reusing what was taken back */
 	char first_over[256]; /* why the first object over its budget was */
 	uint64_t rows, rows_cap; /* rows loaded, rows the memory holds */
 	uint64_t rules;
