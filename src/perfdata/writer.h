@@ -14,8 +14,10 @@
  * perf_writer__finish() writes the features after the data and the header
  * last: a file without EVENT_DESC in its header is one that never finished.
  *
- * Events declared after records (allowed) put the attrs after the features
- * at the finish instead, and checkpoints then only flush.
+ * Events may also be declared after records (allowed): the finish then puts
+ * every event's attrs after the features, and until then checkpoints
+ * describe only the events declared before the first record (with none,
+ * they only flush).
  */
 #ifndef OFFCPU_PERFDATA_WRITER_H
 #define OFFCPU_PERFDATA_WRITER_H
