@@ -704,13 +704,15 @@ static int pick_stream(struct perf_reader *r)
 /*
  * The stream being read ends inside a record. Tolerated where the writer is
  * known not to have finished it: a data.N stream of a recording that never
- * finished, or a file cut short; the rest of that stream is not read.
+ * finished, a file cut short, or a pipe-mode stream (which has no end to
+ * finish: one cut inside a record was cut when its writer died); the rest
+ * of that stream is not read.
  */
 static bool cut_short(struct perf_reader *r)
 {
 	bool stream = r->nr_st && r->cur_st;
 
-	if (stream ? !r->unfinished : !r->truncated)
+	if (stream ? !r->unfinished : !r->truncated && !r->pipe)
 		return false;
 	if (stream)
 		r->st[r->cur_st].cut = r->end - r->pos;
@@ -795,8 +797,13 @@ size_t perf_reader__warning(const struct perf_reader *r, char *buf, size_t len)
 	if (!len)
 		return 0;
 	buf[0] = 0;
-	if (r->pipe)
-		return 0;
+	if (r->pipe) {
+		if (r->cut)
+			say(buf, len, &n, "the stream ends inside a record (its writer was killed, "
+			    "or it was cut short): read %llu records; not read: the last %llu bytes",
+			    (unsigned long long)r->records, (unsigned long long)r->cut);
+		return n < len ? n : len - 1;
+	}
 	/* with streams, r->end is the current stream's */
 	read = (r->nr_st ? r->st[0].end : r->end) - r->hdr.data.offset;
 	for (i = 1; i < r->nr_st; i++) {

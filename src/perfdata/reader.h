@@ -6,9 +6,10 @@
  *
  * A recording whose writer never finished (killed, crashed: a header without
  * EVENT_DESC, see writer.h) is read up to its last checkpoint, and its data.N
- * streams up to their last whole record; a file cut short, up to its last
- * whole record. perf_reader__warning() then says what was not read. Anything
- * else that does not add up is refused with an error.
+ * streams up to their last whole record; a file cut short, or a pipe-mode
+ * stream that ends inside a record, up to its last whole record.
+ * perf_reader__warning() then says what was not read. Anything else that
+ * does not add up is refused with an error.
  */
 #ifndef OFFCPU_PERFDATA_READER_H
 #define OFFCPU_PERFDATA_READER_H
@@ -74,8 +75,9 @@ void perf_reader__progress(const struct perf_reader *r, uint64_t *pos, uint64_t 
 /*
  * What was not read, once perf_reader__next() returned 0: a recording that
  * never finished (read up to its last checkpoint; what follows it, and the
- * end of a data.N stream cut inside a record, are not), or a file cut short
- * (its whole records read). Fills @buf and returns its length; 0: nothing.
+ * end of a data.N stream cut inside a record, are not), a file cut short,
+ * or a pipe-mode stream that ends inside a record (their whole records
+ * read). Fills @buf and returns its length; 0: nothing to say.
  */
 size_t perf_reader__warning(const struct perf_reader *r, char *buf, size_t len);
 

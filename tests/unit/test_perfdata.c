@@ -709,6 +709,63 @@ static void test_truncated_every_length(void)
 }
 
 /*
+ * A pipe-mode stream (offcpu record -o - > file, killed) cut at every
+ * length: read up to its last whole record, and said when a record is cut.
+ */
+static void test_pipe_cut_every_length(void)
+{
+	char path[256], p[256], err[512], warn[1024];
+	struct perf_event_attr off, sb;
+	uint64_t off_id = OFF_ID, sb_ids[] = { SB_ID1, SB_ID2 };
+	struct perf_writer *w;
+	size_t size, cut, samples, whole = 0;
+	char *buf;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s", tmp_path("pipe.data"));
+	snprintf(p, sizeof(p), "%s", tmp_path("pipe-cut.data"));
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	w = perf_writer__new_pipe(fd);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	fill_attrs(&off, &sb);
+	CHECK(perf_writer__add_event(w, &off, "offcpu-time", &off_id, 1) == 0);
+	CHECK(perf_writer__add_event(w, &sb, "dummy:u", sb_ids, 2) == 0);
+	for (i = 0; i < 4; i++)
+		CHECK(put_sample(w, 101, 1000 + (uint64_t)i, 1) == 0);
+	CHECK(perf_writer__finish(w) == 0);
+	perf_writer__free(w);
+	close(fd);
+	buf = read_all(path, &size);
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	for (cut = 16; cut <= size; cut++) {
+		struct perf_reader *r;
+		long long sum;
+
+		write_bytes(p, buf, cut);
+		r = perf_reader__open(p, 0, err, sizeof(err));
+		CHECK(r != NULL);
+		if (!r)
+			continue;
+		sum = read_periods(r, &samples);
+		CHECK(sum >= 0 && (size_t)sum == samples);
+		if (perf_reader__warning(r, warn, sizeof(warn)))
+			CHECK(strstr(warn, "ends inside a record") != NULL);
+		else
+			whole++;
+		if (cut == size)
+			CHECK_EQ_U64(samples, 4);
+		perf_reader__close(r);
+	}
+	/* the cuts between records: the header, 2 events with a name each, 4 samples, the end */
+	CHECK(whole >= 8);
+	free(buf);
+}
+
+/*
  * A --threads directory: X/data plus headerless data.N streams. Killed, a
  * stream may end inside a record: read up to its last whole one, and said.
  * Finished, such a stream is damage: an error. A data section of size 0 is
@@ -840,6 +897,7 @@ const struct unit_test perfdata_tests[] = {
 	{ "perfdata: checkpoint layout read back", test_checkpoint_layout },
 	{ "perfdata: a finished file cut at every length", test_truncated_every_length },
 	{ "perfdata: directory streams cut short, and an empty data section", test_directory_streams },
+	{ "perfdata: a pipe-mode stream cut at every length", test_pipe_cut_every_length },
 	{ "perfdata: writer read back field by field", test_roundtrip },
 	{ "perfdata: file header layout", test_header_layout },
 	{ "perfdata: truncated and corrupt files", test_truncated_and_corrupt },
