@@ -70,7 +70,7 @@ test_unfinished_killed_file() {
 	f=$(ls -d k.data.tmp.* 2>/dev/null)
 	[ "$(echo "$f" | wc -w)" -eq 1 ] || { ls -la; fail "not one temporary left: $f"; }
 	check_unfinished "$f" 1000
-	note "killed at 2.2 s, read: $figures"
+	note "killed at 2.2 s, read:$figures (offcpu report/perf script)"
 }
 
 # the same for a --threads directory: data and headerless data.N streams
@@ -81,7 +81,7 @@ test_unfinished_killed_threads() {
 	[ "$(echo "$d" | wc -w)" -eq 1 ] && [ -d "$d" ] || { ls -la; fail "not one temporary directory left: $d"; }
 	ls -la "$d"
 	check_unfinished "$d" 1000
-	note "killed at 2.2 s, read: $figures"
+	note "killed at 2.2 s, read:$figures (offcpu report/perf script)"
 }
 
 # --switch-output=1s: the finished files and the one being written when killed
