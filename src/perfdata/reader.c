@@ -813,11 +813,13 @@ size_t perf_reader__warning(const struct perf_reader *r, char *buf, size_t len)
 	}
 	if (r->unfinished) {
 		say(buf, len, &n, "the recording did not finish (its writer was killed or crashed "
-		    "before it wrote the end of the file): read %llu records (%llu bytes) up to its "
-		    "last checkpoint", (unsigned long long)r->records,
-		    (unsigned long long)(read - r->cut));
+		    "before it wrote the end of the file): read %llu records (%llu bytes)",
+		    (unsigned long long)r->records, (unsigned long long)(read - r->cut));
 		if (r->nr_st > 1)
-			say(buf, len, &n, " in data and %zu data.N streams", r->nr_st - 1);
+			say(buf, len, &n, ": data up to its last checkpoint, %zu data.N stream%s to "
+			    "the last whole record", r->nr_st - 1, r->nr_st == 2 ? "" : "s");
+		else
+			say(buf, len, &n, " up to its last checkpoint");
 		if (r->after || cut)
 			say(buf, len, &n, "; not read:");
 		if (r->after)
@@ -827,8 +829,8 @@ size_t perf_reader__warning(const struct perf_reader *r, char *buf, size_t len)
 			say(buf, len, &n, "%s the last %llu bytes of %zu data.N stream%s (a record "
 			    "cut short)", r->after ? " and" : "", (unsigned long long)cut, cuts,
 			    cuts == 1 ? "" : "s");
-		say(buf, len, &n, "; no event descriptions, build ids or sample times (written "
-		    "only at the end)");
+		say(buf, len, &n, "; missing: what is written at the end (build ids, the host's "
+		    "description, the samples' time range)");
 	} else if (r->truncated) {
 		say(buf, len, &n, "the file is cut short: its header announces %llu bytes of "
 		    "records, it holds %llu: read the %llu whole records in them",
