@@ -528,12 +528,13 @@ static int reader_init(struct perf_reader *r, const char *path, const char *dir,
 	 */
 	if (!r->pipe && r->hdr.data.size == 0 && !r->truncated) {
 		if (!r->feat[FEAT_DIR_FORMAT].size) {
-			snprintf(err, errlen, "%s: data size is 0: the recording was not finished", path);
+			snprintf(err, errlen, "%s: data size is 0: the recording was not finished",
+				 path);
 			return -EINVAL;
 		}
 		if (!dir) {
-			snprintf(err, errlen, "%s: data size is 0: the records are in the data.N files "
-				 "next to it; read the directory that holds them", path);
+			snprintf(err, errlen, "%s: data size is 0: the records are in the data.N "
+				 "files next to it; read the directory that holds them", path);
 			return -EINVAL;
 		}
 	}
@@ -799,9 +800,10 @@ size_t perf_reader__warning(const struct perf_reader *r, char *buf, size_t len)
 	buf[0] = 0;
 	if (r->pipe) {
 		if (r->cut)
-			say(buf, len, &n, "the stream ends inside a record (its writer was killed, "
-			    "or it was cut short): read %llu records; not read: the last %llu bytes",
-			    (unsigned long long)r->records, (unsigned long long)r->cut);
+			say(buf, len, &n, "the stream ends inside a record (its writer was "
+			    "killed, or it was cut short): read %llu records; not read: the last "
+			    "%llu bytes", (unsigned long long)r->records,
+			    (unsigned long long)r->cut);
 		return n < len ? n : len - 1;
 	}
 	/* with streams, r->end is the current stream's */
@@ -816,8 +818,9 @@ size_t perf_reader__warning(const struct perf_reader *r, char *buf, size_t len)
 		    "before it wrote the end of the file): read %llu records (%llu bytes)",
 		    (unsigned long long)r->records, (unsigned long long)(read - r->cut));
 		if (r->nr_st > 1)
-			say(buf, len, &n, ": data up to its last checkpoint, %zu data.N stream%s to "
-			    "the last whole record", r->nr_st - 1, r->nr_st == 2 ? "" : "s");
+			say(buf, len, &n, ": data up to its last checkpoint, %zu data.N "
+			    "stream%s to the last whole record", r->nr_st - 1,
+			    r->nr_st == 2 ? "" : "s");
 		else
 			say(buf, len, &n, " up to its last checkpoint");
 		if (r->after || cut)

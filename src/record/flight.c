@@ -99,8 +99,8 @@ static void skip_snapshot(struct record *r, int err, const struct stats *saved,
 	r->st.threads = threads; /* a thread counted twice is still one */
 	r->lost_reported = lost_reported;
 	skipped++;
-	pr_warn("snapshot skipped: cannot write %s: %s (its temporary removed; %zu skipped so far); "
-		"still recording: the next SIGUSR2 writes what the buffers still hold", name,
+	pr_warn("snapshot skipped: cannot write %s: %s (its temporary removed; %zu skipped so "
+		"far); still recording: the next SIGUSR2 writes what the buffers still hold", name,
 		strerror(-err), skipped);
 }
 
@@ -143,8 +143,8 @@ int snapshot(struct record *r)
 	}
 	if (last && skipped && !r->o.quiet)
 		fprintf(stderr, "offcpu: %zu snapshot%s skipped for lack of space (said as each "
-			"was); the next one after each holds what the buffers still held\n", skipped,
-			skipped == 1 ? " was" : "s were");
+			"was); the next one after each holds what the buffers still held\n",
+			skipped, skipped == 1 ? " was" : "s were");
 	return err;
 }
 
