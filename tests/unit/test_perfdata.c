@@ -828,9 +828,11 @@ static void test_directory_streams(void)
 				CHECK(strstr(perf_reader__error(r), "data.0") != NULL);
 			} else {
 				long long want = 7 + 100 * (long long)(cut / rec);
+				size_t said;
 
 				CHECK(read_periods(r, &samples) == want);
-				CHECK(!perf_reader__warning(r, warn, sizeof(warn)) == finished);
+				said = perf_reader__warning(r, warn, sizeof(warn));
+				CHECK(finished ? !said : said > 0);
 				if (!finished && cut % rec)
 					CHECK(strstr(warn, "cut short") != NULL);
 			}
