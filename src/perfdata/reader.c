@@ -411,6 +411,36 @@ static int open_streams(struct perf_reader *r, const char *dir, unsigned flags, 
 static int reader_init(struct perf_reader *r, const char *path, const char *dir, unsigned flags,
 		       char *err, size_t errlen);
 
+/*
+ * @path does not exist: a recording of that name that never finished (or
+ * is still being written) is under its temporary name, NAME.tmp.XXXXXXXX;
+ * name it in @err.
+ */
+static void unfinished_hint(const char *path, char *err, size_t errlen)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	char dir[4096], prefix[512];
+	struct dirent *de;
+	size_t n = strlen(err), found = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+	if ((size_t)snprintf(prefix, sizeof(prefix), "%s.tmp.", base) >= sizeof(prefix))
+		return;
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		if (!found++ && n < errlen)
+			snprintf(err + n, errlen - n, " (%s%s is a recording of that name that has "
+				 "not finished, killed or still under way: offcpu report reads it)",
+				 slash ? dir : "", de->d_name);
+	}
+	closedir(d);
+}
+
 struct perf_reader *perf_reader__open(const char *path, unsigned flags, char *err, size_t errlen)
 {
 	struct perf_reader *r = calloc(1, sizeof(*r));
@@ -428,7 +458,10 @@ struct perf_reader *perf_reader__open(const char *path, unsigned flags, char *er
 	} else {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st)) {
-			snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+			e = errno;
+			snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
+			if (e == ENOENT)
+				unfinished_hint(path, err, errlen);
 			goto fail;
 		}
 		if (S_ISDIR(st.st_mode)) {

@@ -70,6 +70,9 @@ test_unfinished_killed_file() {
 	f=$(ls -d k.data.tmp.* 2>/dev/null)
 	[ "$(echo "$f" | wc -w)" -eq 1 ] || { ls -la; fail "not one temporary left: $f"; }
 	check_unfinished "$f" 1000
+	# asked for by its final name, offcpu report names the temporary
+	"$OFFCPU" report -i k.data 2>err.txt && fail "report of a k.data that is not there succeeded"
+	grep -q "$f is a recording of that name that has not finished" err.txt || { cat err.txt; fail "the temporary not named"; }
 	note "killed at 2.2 s, read:$figures (offcpu report/perf script)"
 }
 
