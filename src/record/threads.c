@@ -110,11 +110,22 @@ int start_threads(struct record *r)
 			close(fd);
 			return -ENOMEM;
 		}
-		if (pthread_create(&t->th, NULL, thread_main, t)) {
-			perf_writer__free(t->w);
-			t->w = NULL;
-			close(fd);
-			return -EAGAIN;
+		{
+			sigset_t all, old;
+			int e;
+
+			/* signals go to the main thread: one taken by a writer would not
+			 * interrupt the main thread's waits (the command's hold, poll) */
+			sigfillset(&all);
+			pthread_sigmask(SIG_BLOCK, &all, &old);
+			e = pthread_create(&t->th, NULL, thread_main, t);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			if (e) {
+				perf_writer__free(t->w);
+				t->w = NULL;
+				close(fd);
+				return -EAGAIN;
+			}
 		}
 		t->started = true;
 	}
