@@ -12,6 +12,7 @@
 #include "input.h"
 #include "format.h"
 #include "reader.h"
+#include "../util/util.h"
 
 #define MAX_STREAMS 4096
 
@@ -360,8 +361,13 @@ int input__streams(const char *dir, unsigned flags, struct input_stream **out, s
 			e = -EINVAL;
 			goto out;
 		}
-		fprintf(stderr, "offcpu: warning: %s: %s; reading what is there (-f)\n", dir,
-			problem);
+		/* the directory's and the streams' names are the file's owner's */
+		char *ed = str_escape_dup(dir), *ep = str_escape_dup(problem);
+
+		fprintf(stderr, "offcpu: warning: %s: %s; reading what is there (-f)\n",
+			ed ? ed : "?", ep ? ep : "?");
+		free(ed);
+		free(ep);
 	}
 out:
 	if (d)

@@ -153,7 +153,12 @@ static int close_file(struct record *r, bool read_sources)
 	if (!err) {
 		r->files++;
 		if (r->out.rotate && !r->o.quiet)
-			fprintf(stderr, "offcpu: wrote %s\n", output__last(&r->out));
+		{
+			/* the name of a directory someone moved is theirs */
+			fprintf(stderr, "offcpu: wrote ");
+			fput_escaped(stderr, output__last(&r->out), 0);
+			fputc('\n', stderr);
+		}
 	}
 	perf_writer__free(r->w);
 	r->w = NULL;

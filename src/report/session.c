@@ -866,9 +866,11 @@ static void progress(struct session *s, bool done)
 	perf_reader__progress(s->r, &pos, &total);
 	if (done)
 		fprintf(stderr, "\r%60s\r", "");
-	else if (total)
-		fprintf(stderr, "\rreading %s: %3d%%", s->o->input,
-			(int)(100.0 * (double)pos / (double)total));
+	else if (total) {
+		fprintf(stderr, "\rreading ");
+		fput_escaped(stderr, s->o->input, 0);
+		fprintf(stderr, ": %3d%%", (int)(100.0 * (double)pos / (double)total));
+	}
 }
 
 static void session__free(struct session *s)
