@@ -90,7 +90,7 @@ struct offcpu_task {
 	__u64 nvcsw; /* its voluntary switches at the last switch-out seen (tp_btf) */
 	__u64 stack_lo, stack_hi; /* the user stack mapping its sp was last seen in (table walk) */
 	__u32 state;
-	__u32 flags; /* OFFCPU_TASK_* */
+	__u32 pad;
 	/* set by the wakeup of the open block (--wakers; or R on a kernel whose types
 	 * lack the scheduler's enqueue time, for the run queue split) */
 	__u64 wake_ts; /* when it was woken; 0: not yet */
@@ -98,6 +98,19 @@ struct offcpu_task {
 	__u64 wake_chain; /* --wakers: that waker's chain, passed on when this task wakes others */
 	/* as a waker: the chain of its own last wakeup, and when it ran after it */
 	__u64 chain, chain_ts;
+	/*
+	 * A block already under way when the recording started, noted by the
+	 * start iterator: it writes these fields and no others, and only while
+	 * open is 0; the task's own next switch (or the end iterator) takes the
+	 * block and sets open back to 0. No two programs write one field at once.
+	 */
+	__u64 open_ts; /* the recording's start */
+	__u64 open_ran_ns; /* the task's CPU time when it was seen blocked */
+	__u64 open_switches; /* and its context switches (nvcsw + nivcsw) */
+	__u64 open_cgroup;
+	__u32 open_state;
+	__u32 pad2;
+	__u64 open; /* 1: the fields above hold a block (set last; 64 bits: BPF's atomics) */
 };
 
 /* Who woke a thread, in its chain: names[0] woke it, names[i] woke names[i-1]
@@ -122,9 +135,6 @@ enum offcpu_waker_kind {
 	OFFCPU_WAKER_IRQ = 3, /* another hard interrupt: "[irq]" */
 	OFFCPU_WAKER_SOFTIRQ = 4, /* a soft interrupt: "[softirq:NET_RX]" ... */
 };
-
-/* The block was under way when the recording started: it counts from then. */
-#define OFFCPU_TASK_OPEN_AT_START 1
 
 /*
  * The user stack key of a block already under way when the recording started:
@@ -177,6 +187,7 @@ enum offcpu_counter {
 	OFFCPU_CNT_WAKEUP_FULL, /* wakeups whose waker could not be stored (wakeup map full) */
 	OFFCPU_CNT_RUNQ, /* blocks split at their wakeup */
 	OFFCPU_CNT_RUNQ_NS, /* the run queue wait split off */
+	OFFCPU_CNT_OPEN_LOST, /* blocks under way at the start lost: run before they were noted */
 	OFFCPU_CNT_UNW_END, /* table walk: blocks whose walk ended for reason 0; + reason: the others */
 	OFFCPU_CNT_NR = OFFCPU_CNT_UNW_END + 16,
 };

@@ -1082,7 +1082,6 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	t->state = state;
 	t->user_stack = user_stacks ? user_stack(ctx, prev, t, btf) : 0;
 	t->cgroup_id = record_cgroup ? bpf_get_current_cgroup_id() : 0;
-	t->flags = 0;
 	forget_wakeup(t);
 	t->chain = 0; /* it blocks: what it does next is not caused by its last waker */
 	t->ts = now;
@@ -1265,17 +1264,11 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 	__u64 delta, runq;
 
 	delta = now - t->ts;
-	t->ts = 0;
-	if (t->flags & OFFCPU_TASK_OPEN_AT_START) {
-		t->flags = 0;
-		count(OFFCPU_CNT_OPEN_START);
-		count_n(OFFCPU_CNT_OPEN_START_NS, delta);
-	}
-
 	block_key(&key, next, t, btf);
 	if (kernel_stacks && btf)
 		key.kern_stack = kernel_stack(next);
 	runq = runq_part(next, t, key.state, now, &delta, btf);
+	t->ts = 0;
 	/* as a waker from now on, it passes on who woke it */
 	if (record_wakers) {
 		t->chain = t->wake_chain;
@@ -1315,6 +1308,66 @@ static __always_inline void recover(void *ctx, struct task_struct *prev, struct 
 }
 
 /*
+ * Blocks under way when the recording started (see open_start()): the start
+ * iterator notes them in the task's open_* fields, which no other program
+ * writes, while this program may already run for the task on another CPU.
+ * The task's own next switch makes the note its recorded block, as if its
+ * switch-out had been seen (the switch program is then the only writer of
+ * the task's state): at its switch-in when it has not run since it was seen
+ * blocked (the usual case), the block ends there; or, when the note was not
+ * there yet at its switch-in, at its first switch-out after that, where
+ * recover() rebuilds it from its CPU time. Anything else is counted as lost.
+ */
+
+/* Whether @t holds a noted block, its fields read after open (set last). */
+static __always_inline bool open_noted(struct offcpu_task *t)
+{
+	/* an atomic read orders the loads after it where plain loads may pass
+	 * each other (arm64); only taken for a task with a note */
+	return t->open && __sync_fetch_and_or(&t->open, 0);
+}
+
+/* The noted block becomes @t's recorded block (its user stack: taken before offcpu ran). */
+static __always_inline void open_take(struct offcpu_task *t)
+{
+	t->open = 0;
+	t->ts = t->open_ts;
+	t->ran_ns = t->open_ran_ns;
+	t->state = t->open_state;
+	t->user_stack = user_stacks ? OFFCPU_STACK_UNKNOWN : 0;
+	t->cgroup_id = t->open_cgroup;
+	/* a wakeup stamped before the block began was an earlier block's */
+	if (t->wake_ts < t->ts)
+		forget_wakeup(t);
+}
+
+static __always_inline __u64 task_switches(struct task_struct *task, bool btf)
+{
+	return TASK_FIELD(btf, task, nvcsw) + TASK_FIELD(btf, task, nivcsw);
+}
+
+/*
+ * @prev switches out with its note untaken: its switch-in came before the
+ * note. If this is its first switch since it was seen blocked (the kernel
+ * counts this one already), recover() rebuilds the block; else it is lost.
+ */
+static __always_inline void open_out(struct task_struct *prev, struct offcpu_task *t, __u64 now,
+				     __u64 ran_ns, bool btf)
+{
+	__u64 ran = ran_ns - t->open_ran_ns, gone = now - t->open_ts;
+
+	if (t->ts || task_switches(prev, btf) != t->open_switches + 1 || ran_ns < t->open_ran_ns ||
+	    now < t->open_ts || ran > gone) {
+		t->open = 0;
+		count(OFFCPU_CNT_OPEN_LOST);
+		return;
+	}
+	open_take(t);
+	count(OFFCPU_CNT_OPEN_START);
+	count_n(OFFCPU_CNT_OPEN_START_NS, gone - ran);
+}
+
+/*
  * The state of task @p: created on its first recorded block (@create), else
  * only if it has one. On tp_btf a task without any BPF storage is told by a
  * plain load, without the helper call.
@@ -1337,6 +1390,7 @@ static __always_inline struct offcpu_task *task_of(struct task_struct *p, bool b
 		start = BPF_CORE_READ(p, start_time);
 		if (t->start_time != start) {
 			t->ts = 0; /* left by an earlier task with this id */
+			t->open = 0;
 			t->start_time = start;
 		}
 		return t;
@@ -1372,10 +1426,12 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 	}
 	if (t && btf)
 		t->nvcsw = prev->nvcsw; /* already counts this switch */
-	if (t && (want || t->ts)) {
+	if (t && (want || t->ts || t->open)) {
 		/* its CPU time so far, just brought up to date by the scheduler */
 		ran_ns = TASK_FIELD(btf, prev, se.sum_exec_runtime);
 		now = bpf_ktime_get_ns();
+		if (open_noted(t))
+			open_out(prev, t, now, ran_ns, btf);
 		if (t->ts)
 			recover(ctx, prev, t, now, ran_ns, btf);
 		if (want)
@@ -1399,8 +1455,22 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 			count_n(OFFCPU_CNT_MISSED_OUT, next->nvcsw - t->nvcsw);
 		t->nvcsw = next->nvcsw;
 	}
-	if (!t->ts)
-		return;
+	if (!t->ts) {
+		if (!open_noted(t))
+			return;
+		/* a block under way at the start: its switch-in takes it, if it
+		 * has not run since it was seen blocked (neither its switch-in nor
+		 * its switch-out after that saw the note) */
+		if (TASK_FIELD(btf, next, se.sum_exec_runtime) != t->open_ran_ns) {
+			t->open = 0;
+			count(OFFCPU_CNT_OPEN_LOST);
+			return;
+		}
+		open_take(t);
+		now = now ?: bpf_ktime_get_ns();
+		count(OFFCPU_CNT_OPEN_START);
+		count_n(OFFCPU_CNT_OPEN_START_NS, now - t->ts);
+	}
 	if (fault_skip_in && ++fault_seen % fault_skip_in == 0)
 		return;
 	/* it ran since its recorded switch-out: both its switch-in and its
@@ -1609,8 +1679,13 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	if (!p->bpf_storage)
 		return 0;
 	t = bpf_task_storage_get(&task_store, p, 0, 0);
-	if (!t || !t->ts || t->wake_ts)
+	if (!t)
 		return 0;
+	/* a block of its own, or one under way at the start (a stamp before
+	 * that began is an earlier block's) */
+	if (t->ts ? t->wake_ts != 0 : !open_noted(t) || t->wake_ts >= t->open_ts)
+		return 0;
+
 	now = bpf_ktime_get_ns();
 	t->wake_ts = now;
 	count(OFFCPU_CNT_WAKEUPS);
@@ -1762,10 +1837,11 @@ int BPF_PROG(on_fork_raw, struct task_struct *parent, struct task_struct *child)
 /*
  * Blocks that span the start or the end of the recording, found by walking
  * every task once (a task iterator, run by user space):
- *   OFFCPU_OPEN_START: a thread of the targets blocked since before the
- *     program was attached has no switch-out on record; its block is opened
- *     now, with its state, and an unknown user stack (taken before offcpu
- *     ran; its kernel stack is taken at its switch-in, as any other).
+ *   OFFCPU_OPEN_START (once attached): a thread of the targets blocked since
+ *     before the program was attached has no switch-out on record; its block
+ *     is noted as begun now, with its state, and an unknown user stack
+ *     (taken before offcpu ran; its kernel stack is taken at its switch-in,
+ *     as any other), for its own next switch to take (open_take()).
  *   OFFCPU_OPEN_END: a block still under way (the program is detached by
  *     then) ends now, and is summed with its kernel stack as of now.
  * open_now is the time both use, set by user space with open_mode.
@@ -1814,35 +1890,88 @@ static __always_inline bool wanted_open(struct task_struct *task, __u32 *state)
 	return true;
 }
 
-static __always_inline void open_block(struct task_struct *task, bool btf)
+/*
+ * The state of @task for the start iterator, created if it has none. raw_tp:
+ * an entry left by an earlier task with this id is its switch program's to
+ * reset, not the iterator's (the task is then skipped).
+ */
+static __always_inline struct offcpu_task *open_task_of(struct task_struct *task, bool btf)
 {
+	struct offcpu_task *t, init = {};
+	__u32 pid;
+
+	if (btf)
+		return bpf_task_storage_get(&task_store, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	pid = BPF_CORE_READ(task, pid);
+	init.start_time = BPF_CORE_READ(task, start_time);
+	t = bpf_map_lookup_elem(&tasks, &pid);
+	if (!t) {
+		bpf_map_update_elem(&tasks, &pid, &init, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&tasks, &pid);
+	}
+	return t && t->start_time == init.start_time ? t : NULL;
+}
+
+/*
+ * OFFCPU_OPEN_START: note the block of @task, a thread of the targets blocked
+ * since before the program was attached, in its open_* fields (see
+ * open_take()). The switch program may run for the task meanwhile on another
+ * CPU: this writes no field that program writes, and sets open last.
+ */
+static __always_inline void open_start(struct task_struct *task, bool btf)
+{
+	/* read before the task is seen blocked: had it run since, its
+	 * switch-out after the attach would be on record (t->ts) */
+	__u64 ran_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
+	__u64 switches = BPF_CORE_READ(task, nvcsw) + BPF_CORE_READ(task, nivcsw);
 	struct offcpu_task *t;
-	struct offcpu_key key = {};
-	__u64 delta, runq;
 	__u32 state;
 
-	if (open_mode == OFFCPU_OPEN_START) {
-		if (!wanted_open(task, &state))
-			return;
-		t = task_of(task, btf, true);
-		if (!t) {
-			count(OFFCPU_CNT_NO_STORAGE);
-			return;
-		}
-		if (t->ts)
-			return; /* blocked since the program was attached: it has it */
-		t->ran_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
-		t->nvcsw = BPF_CORE_READ(task, nvcsw);
-		t->state = state;
-		t->user_stack = user_stacks ? OFFCPU_STACK_UNKNOWN : 0;
-		t->cgroup_id = record_cgroup ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) : 0;
-		t->flags = OFFCPU_TASK_OPEN_AT_START;
-		forget_wakeup(t);
-		t->ts = open_now;
+	if (!wanted_open(task, &state))
+		return;
+	t = open_task_of(task, btf);
+	if (!t) {
+		count(OFFCPU_CNT_NO_STORAGE);
 		return;
 	}
-	t = task_of(task, btf, false);
-	if (!t || !t->ts || open_now < t->ts)
+	if (t->ts || t->open)
+		return; /* blocked since the program was attached: it has the block */
+	t->open_ts = open_now;
+	t->open_ran_ns = ran_ns;
+	t->open_switches = switches;
+	t->open_state = state;
+	t->open_cgroup = record_cgroup ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) : 0;
+	/* an atomic exchange: the stores above are seen before it (arm64 too) */
+	__sync_lock_test_and_set(&t->open, 1);
+}
+
+/*
+ * OFFCPU_OPEN_END runs once the programs are detached: nothing else writes
+ * the task's state then. (Waiting for an RCU grace period first, for a run
+ * still under way on another CPU, made it worse: a thread that runs again in
+ * those 12 ms cannot be told from one whose switch-in the kernel skipped.)
+ */
+static __always_inline void open_end(struct task_struct *task, bool btf)
+{
+	struct offcpu_task *t = task_of(task, btf, false);
+	struct offcpu_key key = {};
+	__u64 delta, runq;
+
+	if (!t)
+		return;
+	if (t->open) {
+		/* noted at the start, and it has not run since: under way all along */
+		if (!t->ts && BPF_CORE_READ(task, se.sum_exec_runtime) == t->open_ran_ns &&
+		    BPF_CORE_READ(task, nvcsw) + BPF_CORE_READ(task, nivcsw) == t->open_switches) {
+			open_take(t);
+			count(OFFCPU_CNT_OPEN_START);
+			count_n(OFFCPU_CNT_OPEN_START_NS, open_now - t->ts);
+		} else {
+			t->open = 0;
+			count(OFFCPU_CNT_OPEN_LOST);
+		}
+	}
+	if (!t->ts || open_now < t->ts)
 		return;
 	/* it ran since: its switch-in was skipped, this block's end is not known */
 	if (BPF_CORE_READ(task, se.sum_exec_runtime) != t->ran_ns) {
@@ -1856,15 +1985,18 @@ static __always_inline void open_block(struct task_struct *task, bool btf)
 	count(OFFCPU_CNT_BLOCKS);
 	count(OFFCPU_CNT_OPEN_END);
 	count_n(OFFCPU_CNT_OPEN_END_NS, open_now - t->ts);
-	if (t->flags & OFFCPU_TASK_OPEN_AT_START) {
-		count(OFFCPU_CNT_OPEN_START);
-		count_n(OFFCPU_CNT_OPEN_START_NS, open_now - t->ts);
-	}
 	delta = open_now - t->ts;
 	runq = runq_part(task, t, key.state, open_now, &delta, btf);
 	add_summed(&key, delta, runq);
 	t->ts = 0;
-	t->flags = 0;
+}
+
+static __always_inline void open_block(struct task_struct *task, bool btf)
+{
+	if (open_mode == OFFCPU_OPEN_START)
+		open_start(task, btf);
+	else
+		open_end(task, btf);
 }
 
 SEC("iter/task")

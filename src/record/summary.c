@@ -10,6 +10,8 @@ const struct loss losses[] = {
 	  "blocks lost: the thread blocked again before its switch-in was seen" },
 	{ OFFCPU_CNT_MISSED_OUT, LOSS_TIME, true,
 	  "blocks lost: the kernel did not run offcpu's program when their thread blocked" },
+	{ OFFCPU_CNT_OPEN_LOST, LOSS_TIME, true,
+	  "blocks under way at the start lost: their thread ran before offcpu had noted them" },
 	{ CNT_PROG_MISSES, LOSS_TIME, true,
 	  "context switches not seen: the kernel skipped the BPF program (recursion)" },
 	/* summed with their time, only without their own sample and timestamp */
