@@ -362,6 +362,35 @@ struct task_struct___old {
 	long state;
 } __attribute__((preserve_access_index));
 
+/*
+ * The size of a task's kernel stack (THREAD_SIZE: 16 KiB on x86-64, twice
+ * that with KASAN, more with 16K or 64K pages): the pages of the stack's
+ * vmalloc area (CONFIG_VMAP_STACK), read from the first task that has one and
+ * kept. A kernel without that area in its types gets user space's guess
+ * (thread_size_guess, named with -v). The boot CPU's idle task has no area.
+ */
+const volatile __u64 page_size = 4096;
+const volatile __u64 thread_size_guess = 16384;
+__u64 thread_size;
+
+static __always_inline __u64 task_stack_size(struct task_struct *task)
+{
+	struct vm_struct *vm;
+	__u64 n = thread_size;
+
+	if (n)
+		return n;
+	if (bpf_core_field_exists(task->stack_vm_area)) {
+		vm = BPF_CORE_READ(task, stack_vm_area);
+		n = vm ? (__u64)BPF_CORE_READ(vm, nr_pages) * page_size : 0;
+		if (n) {
+			thread_size = n;
+			return n;
+		}
+	}
+	return thread_size_guess;
+}
+
 /* A task field: a plain load through a typed pointer on tp_btf (about 2 ns
  * here), a probe read on raw_tp (about 35 ns: a helper call). */
 #define TASK_FIELD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
@@ -1515,12 +1544,10 @@ int BPF_PROG(on_switch_raw, bool preempt, struct task_struct *prev, struct task_
  * holding it moved between kernels, and is not a symbol a program can use
  * on kernels built without KALLSYMS_ALL.)
  */
-#define TASK_STACK_SIZE 16384 /* x86-64 THREAD_SIZE (no KASAN) */
-
 static __always_inline bool on_task_stack(void *ctx, struct task_struct *cur, struct irq_ctx *ic)
 {
 	ic->sp = (__u64)ctx;
-	return *(volatile __u64 *)&ic->sp - (__u64)BPF_CORE_READ(cur, stack) < TASK_STACK_SIZE;
+	return *(volatile __u64 *)&ic->sp - (__u64)BPF_CORE_READ(cur, stack) < task_stack_size(cur);
 }
 
 /* Name an interrupt waker in @d (16 bytes, NUL-padded, not always ended), or
@@ -1993,6 +2020,9 @@ static __always_inline void open_end(struct task_struct *task, bool btf)
 
 static __always_inline void open_block(struct task_struct *task, bool btf)
 {
+	/* for user space to tell with -v (wakers from interrupts need it) */
+	if (!thread_size)
+		task_stack_size(task);
 	if (open_mode == OFFCPU_OPEN_START)
 		open_start(task, btf);
 	else

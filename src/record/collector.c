@@ -71,6 +71,8 @@ struct collector {
 	size_t *wused; /* wakeups read or used since the last prune */
 	size_t nr_wused, cap_wused;
 	uint64_t unknown_wakeups; /* keys naming a waker the map did not hold */
+	/* why the kernel's stack size is guessed ("": the program reads it) */
+	char stack_guess[160];
 };
 
 /*
@@ -189,15 +191,43 @@ static bool btf_has_member(const struct btf *btf, const char *sname, const char 
  * sched_info.last_queued, on the clock of the run queue reached through
  * CONFIG_FAIR_GROUP_SCHED's se.cfs_rq->rq).
  */
-static void kernel_types(const char *btf_path, bool *prev_state, bool *queued_clock)
+static void kernel_types(const char *btf_path, bool *prev_state, bool *queued_clock,
+			 uint64_t *stack_size, char *stack_why, size_t why_len)
 {
 	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	const struct btf_type *t;
+	bool kasan;
 	int id;
 
 	*prev_state = *queued_clock = false;
+	/*
+	 * A task's kernel stack size (THREAD_SIZE), for telling a wakeup in a
+	 * task's context from one in an interrupt's: the program reads it from
+	 * a task's stack area (CONFIG_VMAP_STACK, Debian's kernels). Without
+	 * one in the kernel's types it is guessed: x86-64 has 4 pages, twice
+	 * that with KASAN (whose generic mode, x86-64's only one, gives tasks a
+	 * kasan_depth); other architectures have 16 KiB (32 with KASAN) or a
+	 * page if larger.
+	 */
+	*stack_size = 16384;
+	snprintf(stack_why, why_len, "its types cannot be read");
 	if (!btf)
 		return;
+	if (!btf_has_member(btf, "task_struct", "stack_vm_area")) {
+		kasan = btf_has_member(btf, "task_struct", "kasan_depth");
+#if defined(__x86_64__)
+		*stack_size = (page << 2) << kasan;
+#else
+		*stack_size = 16384ULL << kasan;
+		if (*stack_size < page)
+			*stack_size = page;
+#endif
+		snprintf(stack_why, why_len, "its types have no stack_vm_area (no VMAP_STACK)%s",
+			 kasan ? "; KASAN" : "");
+	} else {
+		stack_why[0] = '\0';
+	}
 	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
 	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
 	if (t)
@@ -231,12 +261,14 @@ static uint64_t sysctl_u64(const char *path, uint64_t dflt)
  * ORC kernel stack walker (@korc, whose addresses are in @syms) and the user
  * stack walker (@user_walker). */
 static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp, bool korc,
-				    const struct korc_syms *syms, bool user_walker, bool tables)
+				    const struct korc_syms *syms, bool user_walker, bool tables,
+				    char *stack_why, size_t stack_why_len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = o->btf_path);
 	struct offcpu_bpf *skel;
 	int ncpus = libbpf_num_possible_cpus();
 	bool prev_state, queued_clock;
+	uint64_t stack_size;
 
 	skel = offcpu_bpf__open_opts(&oo);
 	if (!skel)
@@ -312,7 +344,10 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	}
 #endif
 	skel->rodata->state_mask = o->state_mask;
-	kernel_types(o->btf_path, &prev_state, &queued_clock);
+	kernel_types(o->btf_path, &prev_state, &queued_clock, &stack_size, stack_why,
+		     stack_why_len);
+	skel->rodata->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	skel->rodata->thread_size_guess = stack_size;
 	skel->rodata->has_prev_state = prev_state;
 	skel->rodata->thresh_ns = o->thresh_ns;
 	skel->rodata->transport = o->transport;
@@ -483,7 +518,8 @@ static int try_load1(struct collector *c, const struct collector_opts *o, bool k
 {
 	int err;
 
-	c->skel = open_skel(o, c->raw_tp, korc, syms, user_walker, tables);
+	c->skel = open_skel(o, c->raw_tp, korc, syms, user_walker, tables, c->stack_guess,
+			    sizeof(c->stack_guess));
 	if (!c->skel) {
 		err = -errno;
 		snprintf(cause, len, "cannot open the BPF object: %s", strerror(-err));
@@ -791,6 +827,18 @@ long collector__open_blocks(struct collector *c, enum offcpu_open_mode mode, uin
 		close(fd);
 	}
 	bpf_link__destroy(link);
+	if (mode == OFFCPU_OPEN_START && c->skel->rodata->record_wakers) {
+		uint64_t size = c->skel->bss->thread_size;
+
+		if (size)
+			pr_info("kernel stacks are %llu KiB (a task's stack area): a waker on "
+				"another stack is an interrupt", (unsigned long long)(size >> 10));
+		else
+			pr_info("the kernel's stack size is not known (%s): taken as %llu KiB, a "
+				"waker beyond it is an interrupt",
+				c->stack_guess[0] ? c->stack_guess : "no task had a stack area",
+				(unsigned long long)(c->skel->rodata->thread_size_guess >> 10));
+	}
 	return err;
 }
 

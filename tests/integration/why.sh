@@ -128,3 +128,21 @@ PY
 	grep 'sock_recv\|recv' tcp.folded | head
 	grep -q ';--;.*\[softirq:NET_RX\] [0-9]*$' tcp.folded || fail "no wait woken by [softirq:NET_RX]"
 }
+
+# A waker on its task's kernel stack is that task, elsewhere an interrupt: the
+# stack's size is the kernel's THREAD_SIZE (16 KiB on x86-64, 32 with KASAN,
+# more with large pages), read from a task's stack area, and -v says it. The
+# kernel's own count says it too: the kernel stacks in use (KernelStack of
+# /proc/meminfo) over the threads that have one, to the nearest power of two.
+test_why_kernel_stack_size() {
+	local kib threads want
+	"$OFFCPU" record -v --wakers -o s.data -- true 2>rec.err || { cat rec.err; fail "record failed"; }
+	kib=$(sed -nE 's/.*kernel stacks are ([0-9]+) KiB \(a task.s stack area\).*/\1/p' rec.err)
+	[ -n "$kib" ] || { grep -i 'stack size\|kernel stacks are' rec.err; fail "-v does not say the kernel's stack size"; }
+	threads=$(awk '{ split($4, a, "/"); print a[2] }' /proc/loadavg)
+	want=$(awk -v k="$(awk '/^KernelStack:/ { print $2 }' /proc/meminfo)" -v n="$threads" \
+		'BEGIN { r = k / n; p = 4; while (p * 1.5 < r) p *= 2; print p }')
+	echo "offcpu: $kib KiB; KernelStack over $threads threads: about $want KiB"
+	[ "$kib" = "$want" ] || fail "offcpu takes kernel stacks for $kib KiB, the kernel's count says $want"
+	note "kernel stacks: $kib KiB, from a task's stack area"
+}
