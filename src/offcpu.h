@@ -157,10 +157,10 @@ enum offcpu_transport {
 
 /* Indexes of the per-cpu counter array. */
 enum offcpu_counter {
-	OFFCPU_CNT_BLOCKS = 0, /* blocks that passed the filters and ended */
-	OFFCPU_CNT_DROP_MAP_FULL, /* blocks lost: summed map was full */
+	OFFCPU_CNT_BLOCKS = 0, /* blocks that passed the filters and ended, lost or kept */
+	OFFCPU_CNT_DROP_MAP_FULL, /* blocks lost: summed map and output buffer full */
 	OFFCPU_CNT_STACK_FAIL, /* blocks kept without a user stack */
-	OFFCPU_CNT_KSTACK_FAIL, /* blocks kept without a kernel stack */
+	OFFCPU_CNT_KSTACK_FAIL, /* blocks kept without a kernel stack (recovered ones aside) */
 	OFFCPU_CNT_NO_STORAGE, /* blocks missed: no per-task storage */
 	OFFCPU_CNT_FILTER_FULL, /* children not followed: filter map full */
 	OFFCPU_CNT_UNPAIRED, /* blocks lost: a thread blocked again before its switch-in was seen */
@@ -188,6 +188,15 @@ enum offcpu_counter {
 	OFFCPU_CNT_RUNQ, /* blocks split at their wakeup */
 	OFFCPU_CNT_RUNQ_NS, /* the run queue wait split off */
 	OFFCPU_CNT_OPEN_LOST, /* blocks under way at the start lost: run before they were noted */
+	/* the time of the blocks counted above, and of some losses among them */
+	OFFCPU_CNT_BLOCKS_NS, /* of OFFCPU_CNT_BLOCKS (their run queue wait included) */
+	OFFCPU_CNT_DROP_MAP_FULL_NS,
+	OFFCPU_CNT_STACK_FAIL_NS,
+	OFFCPU_CNT_KSTACK_FAIL_NS,
+	OFFCPU_CNT_OUTPUT_FULL_NS,
+	OFFCPU_CNT_SUMMED_FULL, /* short blocks streamed instead: summed map full */
+	OFFCPU_CNT_SUMMED_FULL_NS,
+	OFFCPU_CNT_WAKER_STACK_FAIL, /* --wakers: wakers kept without a stack (stack map full?) */
 	OFFCPU_CNT_UNW_END, /* table walk: blocks whose walk ended for reason 0; + reason: the others */
 	OFFCPU_CNT_NR = OFFCPU_CNT_UNW_END + 16,
 };

@@ -1059,14 +1059,14 @@ static __always_inline void forget_wakeup(struct offcpu_task *t)
 	t->wake_chain = 0;
 }
 
-/* The user stack of the task switching out (current), stored: its key or 0. */
+/* The user stack of the task switching out (current), stored: its key, or 0
+ * when it could not be walked or stored (the caller counts that). */
 static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, struct offcpu_task *t,
 					bool btf)
 {
 	__u32 zero = 0, one = 1;
 	__u64 *buf = bpf_map_lookup_elem(&scratch, &zero), *vbuf;
 	long n = -1, vn;
-	__u64 key;
 
 	if (!buf)
 		return 0;
@@ -1093,14 +1093,9 @@ static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, str
 				count(OFFCPU_CNT_VERIFY_USER_BAD);
 		}
 	}
-	if (n <= 0) {
-		count(OFFCPU_CNT_STACK_FAIL);
+	if (n <= 0)
 		return 0;
-	}
-	key = store_stack(&ustacks, buf, n);
-	if (!key)
-		count(OFFCPU_CNT_STACK_FAIL);
-	return key;
+	return store_stack(&ustacks, buf, n);
 }
 
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
@@ -1126,7 +1121,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 static __always_inline __u64 kernel_stack(struct task_struct *next)
 {
 	__u32 zero = 0, one = 1;
-	__u64 *buf = bpf_map_lookup_elem(&scratch, &zero), *vbuf, key;
+	__u64 *buf = bpf_map_lookup_elem(&scratch, &zero), *vbuf;
 	long n, vn;
 
 	if (!buf)
@@ -1146,41 +1141,34 @@ static __always_inline __u64 kernel_stack(struct task_struct *next)
 				count(OFFCPU_CNT_VERIFY_KERNEL_BAD);
 		}
 	}
-	if (n <= 0) {
-		count(OFFCPU_CNT_KSTACK_FAIL);
+	if (n <= 0)
 		return 0;
-	}
-	key = store_stack(&kstacks, buf, frames_of(n));
-	if (!key)
-		count(OFFCPU_CNT_KSTACK_FAIL);
-	return key;
+	return store_stack(&kstacks, buf, frames_of(n));
 }
 
-static __always_inline void add_summed(struct offcpu_key *key, __u64 delta, __u64 runq)
+/* Add a block to the summed map; false when the map is full. */
+static __always_inline bool add_summed(struct offcpu_key *key, __u64 delta, __u64 runq)
 {
 	struct offcpu_val *val, init = {};
 	__u32 zero = 0;
 	void *summed = bpf_map_lookup_elem(&summed_sel, &zero);
 
-	if (!summed) {
-		count(OFFCPU_CNT_DROP_MAP_FULL);
-		return;
-	}
+	if (!summed)
+		return false;
 	val = bpf_map_lookup_elem(summed, key);
 	if (!val) {
 		/* EEXIST means another cpu created it first; the lookup tells. */
 		bpf_map_update_elem(summed, key, &init, BPF_NOEXIST);
 		val = bpf_map_lookup_elem(summed, key);
-		if (!val) {
-			count(OFFCPU_CNT_DROP_MAP_FULL);
-			return;
-		}
+		if (!val)
+			return false;
 	}
 	/* A key's blocks come from one thread, one after another: no atomics. */
 	val->total_ns += delta;
 	val->runq_ns += runq;
 	val->count++;
 	val->last_cpu = bpf_get_smp_processor_id();
+	return true;
 }
 
 /* Send one long block to user space; false when the buffer is full. */
@@ -1215,22 +1203,61 @@ static __always_inline bool stream(void *ctx, struct offcpu_key *key, __u64 delt
 }
 
 /*
+ * A block is kept (in the file): count what it was kept without, with its
+ * time. @kstack: a kernel stack was to be taken at its end (recovered blocks
+ * have none, and are counted as recovered).
+ */
+static __always_inline void kept(const struct offcpu_key *key, __u64 ns, bool kstack)
+{
+	if (user_stacks && !key->user_stack) {
+		count(OFFCPU_CNT_STACK_FAIL);
+		count_n(OFFCPU_CNT_STACK_FAIL_NS, ns);
+	}
+	if (kstack && !key->kern_stack) {
+		count(OFFCPU_CNT_KSTACK_FAIL);
+		count_n(OFFCPU_CNT_KSTACK_FAIL_NS, ns);
+	}
+}
+
+/*
  * Account one block: streamed at once when long enough, else summed. @runq
  * is its wait for a CPU after the wakeup, split off (user space writes it as
  * a sample of its own, OFFCPU_STATE_RUNQ): one map update for both parts.
+ * Every block and its time are counted, kept or lost: the summary's totals
+ * are the run's, whatever the maps could hold. A short block that the summed
+ * map has no room for is streamed instead; only when the output buffer is
+ * full as well is it lost. @time is the block's end.
  */
 static __always_inline void account(void *ctx, struct offcpu_key *key, __u64 delta, __u64 runq,
-				    __u64 time)
+				    __u64 time, bool kstack)
 {
+	__u64 ns = delta + runq;
+	bool is_long = ns >= thresh_ns;
+
 	count(OFFCPU_CNT_BLOCKS);
-	if (delta + runq >= thresh_ns) {
-		if (stream(ctx, key, delta, runq, time)) {
+	count_n(OFFCPU_CNT_BLOCKS_NS, ns);
+	if (!is_long && add_summed(key, delta, runq))
+		goto kept;
+	if (stream(ctx, key, delta, runq, time)) {
+		if (is_long) {
 			count(OFFCPU_CNT_STREAMED);
-			return;
+		} else {
+			count(OFFCPU_CNT_SUMMED_FULL);
+			count_n(OFFCPU_CNT_SUMMED_FULL_NS, ns);
 		}
-		count(OFFCPU_CNT_OUTPUT_FULL);
+		goto kept;
 	}
-	add_summed(key, delta, runq);
+	if (is_long) {
+		count(OFFCPU_CNT_OUTPUT_FULL);
+		count_n(OFFCPU_CNT_OUTPUT_FULL_NS, ns);
+		if (add_summed(key, delta, runq))
+			goto kept;
+	}
+	count(OFFCPU_CNT_DROP_MAP_FULL);
+	count_n(OFFCPU_CNT_DROP_MAP_FULL_NS, ns);
+	return;
+kept:
+	kept(key, ns, kstack);
 }
 
 /* The key of @task's open block, as its switch-out left it in @t. */
@@ -1303,7 +1330,7 @@ static __always_inline void switch_in(void *ctx, struct task_struct *next, struc
 		t->chain = t->wake_chain;
 		t->chain_ts = now;
 	}
-	account(ctx, &key, delta, runq, now);
+	account(ctx, &key, delta, runq, now, kernel_stacks && btf);
 }
 
 /*
@@ -1333,7 +1360,7 @@ static __always_inline void recover(void *ctx, struct task_struct *prev, struct 
 	/* written at the time it was recovered, not at its switch-in (now -
 	 * ran): after a long run that would be older than rounds already
 	 * written, out of order for perf */
-	account(ctx, &key, gone - ran, 0, now);
+	account(ctx, &key, gone - ran, 0, now, false);
 }
 
 /*
@@ -1647,7 +1674,7 @@ static __always_inline __u64 current_kstack(void *ctx)
 	n = frames_of(bpf_get_stack(ctx, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64), 0));
 	key = n > 0 ? store_stack(&kstacks, buf, n) : 0;
 	if (!key)
-		count(OFFCPU_CNT_KSTACK_FAIL);
+		count(OFFCPU_CNT_WAKER_STACK_FAIL);
 	return key;
 }
 
@@ -1675,8 +1702,11 @@ static __always_inline void note_waker(void *ctx, struct offcpu_task *t, __u64 n
 			w = cur->bpf_storage ? bpf_task_storage_get(&task_store, cur, 0, 0) : NULL;
 		} else {
 			w = bpf_task_storage_get(&task_store, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-			if (w && user_stacks)
+			if (w && user_stacks) {
 				wk.ustack = user_stack(ctx, cur, w, true);
+				if (!wk.ustack)
+					count(OFFCPU_CNT_WAKER_STACK_FAIL);
+			}
 		}
 		/* it was woken itself just before, and has not blocked since */
 		if (w && w->chain && now - w->chain_ts < OFFCPU_CHAIN_NS) {
@@ -1712,7 +1742,6 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	 * that began is an earlier block's) */
 	if (t->ts ? t->wake_ts != 0 : !open_noted(t) || t->wake_ts >= t->open_ts)
 		return 0;
-
 	now = bpf_ktime_get_ns();
 	t->wake_ts = now;
 	count(OFFCPU_CNT_WAKEUPS);
@@ -1972,6 +2001,27 @@ static __always_inline void open_start(struct task_struct *task, bool btf)
 	__sync_lock_test_and_set(&t->open, 1);
 }
 
+/* OFFCPU_OPEN_END: the block of @task, still under way, ends now. */
+static __always_inline void end_block(struct task_struct *task, struct offcpu_task *t,
+				      struct offcpu_key *key, bool btf)
+{
+	__u64 delta = open_now - t->ts, runq;
+
+	if (kernel_stacks && btf)
+		key->kern_stack = kernel_stack(task);
+	runq = runq_part(task, t, key->state, open_now, &delta, btf);
+	count(OFFCPU_CNT_BLOCKS);
+	count_n(OFFCPU_CNT_BLOCKS_NS, delta + runq);
+	count(OFFCPU_CNT_OPEN_END);
+	count_n(OFFCPU_CNT_OPEN_END_NS, delta + runq);
+	if (add_summed(key, delta, runq)) {
+		kept(key, delta + runq, kernel_stacks && btf);
+	} else {
+		count(OFFCPU_CNT_DROP_MAP_FULL);
+		count_n(OFFCPU_CNT_DROP_MAP_FULL_NS, delta + runq);
+	}
+}
+
 /*
  * OFFCPU_OPEN_END runs once the programs are detached: nothing else writes
  * the task's state then. (Waiting for an RCU grace period first, for a run
@@ -1982,7 +2032,6 @@ static __always_inline void open_end(struct task_struct *task, bool btf)
 {
 	struct offcpu_task *t = task_of(task, btf, false);
 	struct offcpu_key key = {};
-	__u64 delta, runq;
 
 	if (!t)
 		return;
@@ -2007,14 +2056,7 @@ static __always_inline void open_end(struct task_struct *task, bool btf)
 		return;
 	}
 	block_key(&key, task, t, btf);
-	if (kernel_stacks && btf)
-		key.kern_stack = kernel_stack(task);
-	count(OFFCPU_CNT_BLOCKS);
-	count(OFFCPU_CNT_OPEN_END);
-	count_n(OFFCPU_CNT_OPEN_END_NS, open_now - t->ts);
-	delta = open_now - t->ts;
-	runq = runq_part(task, t, key.state, open_now, &delta, btf);
-	add_summed(&key, delta, runq);
+	end_block(task, t, &key, btf);
 	t->ts = 0;
 }
 

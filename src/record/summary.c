@@ -2,39 +2,55 @@
 #include "summary.h"
 #include "../util/util.h"
 
+#define NO_NS (-1)
+
 const struct loss losses[] = {
-	{ OFFCPU_CNT_DROP_MAP_FULL, LOSS_TIME, true,
-	  "blocks lost: the summary map was full (raise --max-stacks)" },
-	{ OFFCPU_CNT_NO_STORAGE, LOSS_TIME, true, "blocks missed: no per-task storage" },
-	{ OFFCPU_CNT_UNPAIRED, LOSS_TIME, true,
+	{ OFFCPU_CNT_DROP_MAP_FULL, OFFCPU_CNT_DROP_MAP_FULL_NS, LOSS_TIME, UNIT_BLOCKS,
+	  false, true,
+	  "blocks lost: the summary map and the output buffer were full (raise --max-stacks or "
+	  "--buffer-size)" },
+	{ OFFCPU_CNT_NO_STORAGE, NO_NS, LOSS_TIME, UNIT_BLOCKS, true, true,
+	  "blocks missed: no per-task storage" },
+	{ OFFCPU_CNT_UNPAIRED, NO_NS, LOSS_TIME, UNIT_BLOCKS, true, true,
 	  "blocks lost: the thread blocked again before its switch-in was seen" },
-	{ OFFCPU_CNT_MISSED_OUT, LOSS_TIME, true,
+	{ OFFCPU_CNT_MISSED_OUT, NO_NS, LOSS_TIME, UNIT_BLOCKS, true, true,
 	  "blocks lost: the kernel did not run offcpu's program when their thread blocked" },
-	{ OFFCPU_CNT_OPEN_LOST, LOSS_TIME, true,
+	{ OFFCPU_CNT_OPEN_LOST, NO_NS, LOSS_TIME, UNIT_BLOCKS, true, true,
 	  "blocks under way at the start lost: their thread ran before offcpu had noted them" },
-	{ CNT_PROG_MISSES, LOSS_TIME, true,
+	{ CNT_PROG_MISSES, NO_NS, LOSS_TIME, UNIT_OTHER, false, true,
 	  "context switches not seen: the kernel skipped the BPF program (recursion)" },
 	/* summed with their time, only without their own sample and timestamp */
-	{ OFFCPU_CNT_OUTPUT_FULL, LOSS_DEGRADED, false,
+	{ OFFCPU_CNT_OUTPUT_FULL, OFFCPU_CNT_OUTPUT_FULL_NS, LOSS_DEGRADED, UNIT_BLOCKS,
+	  false, false,
 	  "long blocks not streamed: the output buffer was full; summed instead, without their "
 	  "time (raise --buffer-size)" },
-	{ OFFCPU_CNT_STACK_FAIL, LOSS_DEGRADED, false,
-	  "blocks kept without a user stack: the stack walk failed (stack map full or unreadable "
-	  "stack)" },
-	{ OFFCPU_CNT_KSTACK_FAIL, LOSS_DEGRADED, false,
+	/* written with their time, each as its own sample */
+	{ OFFCPU_CNT_SUMMED_FULL, OFFCPU_CNT_SUMMED_FULL_NS, LOSS_DEGRADED, UNIT_BLOCKS,
+	  false, false,
+	  "short blocks written one by one: the summary map was full (raise --max-stacks)" },
+	{ OFFCPU_CNT_STACK_FAIL, OFFCPU_CNT_STACK_FAIL_NS, LOSS_DEGRADED, UNIT_BLOCKS,
+	  false, false,
+	  "blocks kept without a user stack: the stack walk failed or the stack map was full "
+	  "(raise --max-stacks)" },
+	{ OFFCPU_CNT_KSTACK_FAIL, OFFCPU_CNT_KSTACK_FAIL_NS, LOSS_DEGRADED, UNIT_BLOCKS,
+	  false, false,
 	  "blocks kept without a kernel stack (stack map full?)" },
-	{ OFFCPU_CNT_FILTER_FULL, LOSS_DEGRADED, false,
+	{ OFFCPU_CNT_FILTER_FULL, NO_NS, LOSS_DEGRADED, UNIT_OTHER, false, false,
 	  "child processes not followed: the process filter was full" },
-	{ OFFCPU_CNT_CHAIN_FULL, LOSS_DEGRADED, false,
+	{ OFFCPU_CNT_CHAIN_FULL, NO_NS, LOSS_DEGRADED, UNIT_WAKEUPS, false, false,
 	  "wakers not named: the chain map was full" },
-	{ OFFCPU_CNT_WAKEUP_FULL, LOSS_DEGRADED, false,
+	{ OFFCPU_CNT_WAKEUP_FULL, NO_NS, LOSS_DEGRADED, UNIT_WAKEUPS, false, false,
 	  "blocks kept without their waker: the wakeup map was full (raise --max-stacks)" },
-	{ CNT_WAKEUP_UNKNOWN, LOSS_DEGRADED, false,
+	{ OFFCPU_CNT_WAKER_STACK_FAIL, NO_NS, LOSS_DEGRADED, UNIT_WAKEUPS, false, false,
+	  "wakers kept without a stack: the stack walk failed or the stack map was full" },
+	{ CNT_WAKEUP_UNKNOWN, NO_NS, LOSS_DEGRADED, UNIT_OTHER, false, false,
 	  "blocks kept without their waker: it was gone from the wakeup map when read" },
-	{ CNT_SIDEBAND_LOST, LOSS_DEGRADED, false,
+	{ CNT_SIDEBAND_LOST, NO_NS, LOSS_DEGRADED, UNIT_OTHER, false, false,
 	  "side-band records lost: buffers overran (raise -m)" },
-	{ CNT_ONCPU_LOST, LOSS_DEGRADED, false, "on-CPU samples lost: buffers overran (raise -m)" },
-	{ OFFCPU_CNT_FAULTS, LOSS_TEST, false, "switch-outs ignored on purpose" },
+	{ CNT_ONCPU_LOST, NO_NS, LOSS_DEGRADED, UNIT_ONCPU, false, false,
+	  "on-CPU samples lost: buffers overran (raise -m)" },
+	{ OFFCPU_CNT_FAULTS, NO_NS, LOSS_TEST, UNIT_OTHER, false, false,
+	  "switch-outs ignored on purpose" },
 };
 const size_t nr_losses = ARRAY_SIZE(losses);
 
@@ -136,19 +152,188 @@ uint64_t losses__lost_samples(const uint64_t *cnt)
 	return n;
 }
 
+/* @n with a comma every three digits: 12,408 */
+static const char *fmt_count(uint64_t n, char *buf, size_t len)
+{
+	char digits[32];
+	size_t nd, i, o = 0;
+
+	nd = (size_t)snprintf(digits, sizeof(digits), "%llu", (unsigned long long)n);
+	for (i = 0; i < nd && o + 2 < len; i++) {
+		if (i && (nd - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* @part of @all in percent, with the digits a small share needs: 0.02%, 83.2% */
+static const char *fmt_pct(uint64_t part, uint64_t all, char *buf, size_t len)
+{
+	double p = all ? 100.0 * (double)part / (double)all : 0;
+
+	if (!part)
+		snprintf(buf, len, "0%%");
+	else if (part >= all)
+		snprintf(buf, len, "100%%");
+	else if (p < 0.01)
+		snprintf(buf, len, "<0.01%%");
+	else if (p < 10)
+		snprintf(buf, len, "%.2f%%", p);
+	else if (p < 99.95)
+		snprintf(buf, len, "%.1f%%", p);
+	else
+		snprintf(buf, len, ">99.9%%");
+	return buf;
+}
+
+/* A time to three digits: 1.2 ms, 14.1 s */
+static const char *fmt_time(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.3g us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.3g ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.3g s", (double)ns / 1e9);
+	return buf;
+}
+
+/* What the losses' shares are of. */
+struct totals {
+	uint64_t blocks, ns; /* every block, the lost ones too; the time of those that ended */
+	uint64_t wakeups, oncpu;
+};
+
+/* A loss's share, after its sentence: "; 3 of 12,408 blocks (0.02%), 1.2 ms of 14.1 s
+ * off-CPU (0.01%)" */
+static void print_share(FILE *f, const struct loss *l, const uint64_t *cnt, const struct totals *t)
+{
+	uint64_t n = cnt[l->counter], all = 0;
+	const char *what = NULL;
+	char a[32], b[32], c[32];
+
+	switch (l->unit) {
+	case UNIT_BLOCKS: all = t->blocks, what = "blocks"; break;
+	case UNIT_WAKEUPS: all = t->wakeups, what = "wakeups"; break;
+	case UNIT_ONCPU: all = t->oncpu, what = "on-CPU samples"; break;
+	case UNIT_OTHER: break;
+	}
+	if (!what || all < n)
+		return;
+	fprintf(f, "; %s of %s %s (%s)", fmt_count(n, a, sizeof(a)), fmt_count(all, b, sizeof(b)),
+		what, fmt_pct(n, all, c, sizeof(c)));
+	if (l->unit != UNIT_BLOCKS)
+		return;
+	if (l->ns_counter >= 0 && t->ns >= cnt[l->ns_counter])
+		fprintf(f, ", %s of %s off-CPU (%s)", fmt_time(cnt[l->ns_counter], a, sizeof(a)),
+			fmt_time(t->ns, b, sizeof(b)),
+			fmt_pct(cnt[l->ns_counter], t->ns, c, sizeof(c)));
+	else if (l->ns_counter < 0)
+		fprintf(f, ", %s time not known", n == 1 ? "its" : "their");
+}
+
+/* A share that matters: 1% or more of its total, or one that cannot be told. */
+static bool loss_matters(const struct loss *l, const uint64_t *cnt, const struct totals *t)
+{
+	uint64_t n = cnt[l->counter], all = l->unit == UNIT_BLOCKS ? t->blocks :
+					     l->unit == UNIT_WAKEUPS ? t->wakeups :
+					     l->unit == UNIT_ONCPU ? t->oncpu : 0;
+
+	if (!n || l->kind == LOSS_TEST)
+		return false;
+	if (l->unit == UNIT_OTHER || n * 100 >= all)
+		return true;
+	return l->unit == UNIT_BLOCKS && l->ns_counter >= 0 && cnt[l->ns_counter] * 100 >= t->ns;
+}
+
+/*
+ * The line above the losses, by their size: blocks missing from the file
+ * always warn (perf warns of them too), saying how many; blocks kept with
+ * less detail warn only when they are 1% or more of the blocks or the time.
+ */
+static void print_losses(FILE *f, const struct summary *s)
+{
+	const uint64_t *cnt = s->cnt;
+	struct totals t = { cnt[OFFCPU_CNT_BLOCKS], cnt[OFFCPU_CNT_BLOCKS_NS],
+			    cnt[OFFCPU_CNT_WAKEUPS], s->oncpu_samples + cnt[CNT_ONCPU_LOST] };
+	uint64_t lost = 0, lost_ns = 0, unknown = 0;
+	bool any = false, time_lost = false, matters = false;
+	char a[32], b[32], c[32];
+	size_t i;
+
+	for (i = 0; i < nr_losses; i++)
+		if (losses[i].unseen && losses[i].unit == UNIT_BLOCKS)
+			t.blocks += cnt[losses[i].counter];
+	for (i = 0; i < nr_losses; i++) {
+		const struct loss *l = &losses[i];
+
+		if (!cnt[l->counter] || l->kind == LOSS_TEST)
+			continue;
+		any = true;
+		matters |= loss_matters(l, cnt, &t);
+		if (l->kind != LOSS_TIME)
+			continue;
+		time_lost = true;
+		if (l->unit != UNIT_BLOCKS)
+			continue;
+		lost += cnt[l->counter];
+		if (l->ns_counter >= 0)
+			lost_ns += cnt[l->ns_counter];
+		else
+			unknown += cnt[l->counter];
+	}
+	if (!any) {
+		fprintf(f, "offcpu: nothing dropped\n");
+	} else if (time_lost && lost) {
+		fprintf(f, "offcpu: WARNING: this recording is incomplete%s: %s of %s blocks (%s) "
+			"are missing", matters ? "" : ", if only slightly",
+			fmt_count(lost, a, sizeof(a)), fmt_count(t.blocks, b, sizeof(b)),
+			fmt_pct(lost, t.blocks, c, sizeof(c)));
+		if (lost_ns)
+			fprintf(f, ", %s of %s off-CPU (%s)", fmt_time(lost_ns, a, sizeof(a)),
+				fmt_time(t.ns, b, sizeof(b)), fmt_pct(lost_ns, t.ns, c, sizeof(c)));
+		if (unknown)
+			fprintf(f, "%s the time of %s of them not known", lost_ns ? "," : ", with",
+				fmt_count(unknown, a, sizeof(a)));
+		fprintf(f, ":\n");
+	} else if (time_lost) {
+		fprintf(f, "offcpu: WARNING: this recording is incomplete:\n");
+	} else if (matters) {
+		fprintf(f, "offcpu: WARNING: this recording is incomplete: no block is missing, "
+			"but some were kept with less detail:\n");
+	} else {
+		fprintf(f, "offcpu: nothing lost: every block is in the file, a few with less "
+			"detail:\n");
+	}
+	for (i = 0; i < nr_losses; i++) {
+		if (!cnt[losses[i].counter])
+			continue;
+		fprintf(f, "offcpu:   %s %llu %s", kind_tag[losses[i].kind],
+			(unsigned long long)cnt[losses[i].counter], losses[i].sentence);
+		if (losses[i].kind != LOSS_TEST)
+			print_share(f, &losses[i], cnt, &t);
+		fputc('\n', f);
+	}
+}
+
 void summary__print(FILE *f, const struct summary *s)
 {
 	const uint64_t *cnt = s->cnt;
-	bool any = false;
 	char size[32];
-	size_t i;
 
+	/* the blocks and time seen are the program's counts: all of them, the
+	 * ones lost too; what was written can be less (losses, snapshots) */
 	fprintf(f,
-		"offcpu: %llu blocks seen (%.3f s off-CPU in %zu threads), %llu samples written "
-		"(%llu streamed, %llu summed), %llu distinct stacks\n",
-		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], s->offcpu_ns / 1e9, s->threads,
-		(unsigned long long)(s->streamed + s->summed), (unsigned long long)s->streamed,
-		(unsigned long long)s->summed, (unsigned long long)s->distinct_stacks);
+		"offcpu: %llu blocks seen (%.3f s off-CPU), %llu samples written (%.3f s in %zu "
+		"threads: %llu streamed, %llu summed), %llu distinct stacks\n",
+		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], cnt[OFFCPU_CNT_BLOCKS_NS] / 1e9,
+		(unsigned long long)(s->streamed + s->summed), s->offcpu_ns / 1e9, s->threads,
+		(unsigned long long)s->streamed, (unsigned long long)s->summed,
+		(unsigned long long)s->distinct_stacks);
 	if (s->freq)
 		fprintf(f, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
 			(unsigned long long)s->oncpu_samples, (unsigned long long)s->freq);
@@ -212,14 +397,5 @@ void summary__print(FILE *f, const struct summary *s)
 			"thread ran again; their time comes from the thread's CPU time%s\n",
 			(unsigned long long)cnt[OFFCPU_CNT_RECOVERED],
 			s->kernel_stacks ? ", their kernel stacks are missing" : "");
-	for (i = 0; i < nr_losses; i++)
-		any |= cnt[losses[i].counter] && losses[i].kind != LOSS_TEST;
-	if (!any)
-		fprintf(f, "offcpu: nothing dropped\n");
-	else
-		fprintf(f, "offcpu: WARNING: this recording is incomplete:\n");
-	for (i = 0; i < nr_losses; i++)
-		if (cnt[losses[i].counter])
-			fprintf(f, "offcpu:   %s %llu %s\n", kind_tag[losses[i].kind],
-				(unsigned long long)cnt[losses[i].counter], losses[i].sentence);
+	print_losses(f, s);
 }

@@ -34,9 +34,20 @@ enum loss_kind {
 	LOSS_TEST, /* faults injected on purpose by a test */
 };
 
+/* What a loss counts, and so what its share is of. */
+enum loss_unit {
+	UNIT_BLOCKS, /* blocks: a share of every block, and of the off-CPU time if known */
+	UNIT_WAKEUPS, /* wakeups of recorded blocks (--wakers) */
+	UNIT_ONCPU, /* on-CPU samples */
+	UNIT_OTHER, /* context switches, side-band records, processes: no total to share */
+};
+
 struct loss {
 	int counter; /* index into the counters */
+	int ns_counter; /* the counter of their off-CPU time; -1: not known */
 	enum loss_kind kind;
+	enum loss_unit unit;
+	bool unseen; /* blocks lost before they ended: not among OFFCPU_CNT_BLOCKS */
 	bool lost_samples; /* counted in perf's LOST_SAMPLES of offcpu-time */
 	const char *sentence; /* printed after the count */
 };
@@ -49,6 +60,7 @@ uint64_t losses__lost_samples(const uint64_t *cnt);
 
 struct summary {
 	const uint64_t *cnt; /* CNT_ALL counters */
+	/* off-CPU time written (the time seen is a counter, OFFCPU_CNT_BLOCKS_NS) */
 	uint64_t offcpu_ns, streamed, summed, distinct_stacks;
 	size_t threads;
 	uint64_t oncpu_samples, freq; /* freq 0: no on-CPU sampling */
@@ -70,7 +82,12 @@ struct summary {
 /* What each way a table walk ends is called in the summary and the report. */
 extern const char *const unwind_end_names[OFFCPU_UNW_END_NR];
 
-/* Print the summary to @f: counts, the output, then every loss by the table. */
+/*
+ * Print the summary to @f: counts, the output, then every loss by the table,
+ * each with its share of the blocks (all of them: OFFCPU_CNT_BLOCKS and those
+ * lost before they ended) and of the off-CPU time (OFFCPU_CNT_BLOCKS_NS),
+ * the warning worded by their size.
+ */
 void summary__print(FILE *f, const struct summary *s);
 
 #endif
