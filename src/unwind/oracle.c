@@ -38,6 +38,7 @@ struct oracle_call {
 	struct oracle_proc *proc;
 	int tid;
 	uint64_t ip, sp, bp;
+	const uint64_t *regs; /* all 16 general registers in DWARF's order, or NULL: bp, sp only */
 	const unsigned char *stack;
 	size_t len;
 	uint64_t *ips;
@@ -214,10 +215,18 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *d
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	const struct oracle_call *c = thread_arg;
-	Dwarf_Word regs[2] = { c->bp, c->sp }; /* rbp, rsp */
+	Dwarf_Word regs[16] = { 0 };
 
-	if (!dwfl_thread_state_registers(thread, X86_RBP, 2, regs))
-		return false;
+	if (c->regs) {
+		memcpy(regs, c->regs, sizeof(regs));
+		if (!dwfl_thread_state_registers(thread, 0, 16, regs))
+			return false;
+	} else {
+		regs[0] = c->bp; /* rbp, rsp */
+		regs[1] = c->sp;
+		if (!dwfl_thread_state_registers(thread, X86_RBP, 2, regs))
+			return false;
+	}
 	dwfl_thread_state_register_pc(thread, c->ip);
 	return true;
 }
@@ -356,6 +365,8 @@ found:
 	return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+static int unwind_call(struct unwind_oracle *o, int pid, struct oracle_call *call);
+
 int unwind_oracle__unwind(struct unwind_oracle *o, int pid, int tid, uint64_t ip, uint64_t sp,
 			  uint64_t bp, const void *stack, size_t len, uint64_t *ips, int max)
 {
@@ -372,10 +383,37 @@ int unwind_oracle__unwind(struct unwind_oracle *o, int pid, int tid, uint64_t ip
 		.ips = ips,
 		.max = max,
 	};
+
+	return unwind_call(o, pid, &c);
+}
+
+int unwind_oracle__unwind_regs(struct unwind_oracle *o, int pid, int tid, const uint64_t *regs,
+			       uint64_t ip, const void *stack, size_t len, uint64_t *ips, int max)
+{
+	struct oracle_call c = {
+		.o = o,
+		.reread = o->maps != NULL,
+		.tid = tid,
+		.ip = ip,
+		.sp = regs[7],
+		.bp = regs[6],
+		.regs = regs,
+		.stack = stack,
+		.len = stack ? len : 0,
+		.ips = ips,
+		.max = max,
+	};
+
+	return unwind_call(o, pid, &c);
+}
+
+static int unwind_call(struct unwind_oracle *o, int pid, struct oracle_call *call)
+{
+	struct oracle_call c = *call;
 	struct oracle_proc *p;
 	int err;
 
-	if (max < 1 || pid <= 0 || tid <= 0)
+	if (c.max < 1 || pid <= 0 || c.tid <= 0)
 		return -EINVAL;
 	err = proc_get(o, pid, &p);
 	if (err)
@@ -385,13 +423,13 @@ int unwind_oracle__unwind(struct unwind_oracle *o, int pid, int tid, uint64_t ip
 	p->call = &c;
 	finding_pid = o->maps ? 0 : pid;
 	/* its result says little: a walk may end on an error after good frames */
-	dwfl_getthread_frames(p->dwfl, tid, frame_cb, &c);
+	dwfl_getthread_frames(p->dwfl, c.tid, frame_cb, &c);
 	finding_pid = 0;
 	p->call = NULL;
 	if (c.gone)
 		proc_drop(p);
 	if (c.n == 0)
-		ips[c.n++] = ip;
+		c.ips[c.n++] = c.ip;
 	return c.n;
 }
 

@@ -56,6 +56,14 @@ int unwind_oracle__unwind(struct unwind_oracle *o, int pid, int tid, uint64_t ip
 			  uint64_t bp, const void *stack, size_t len, uint64_t *ips, int max);
 
 /*
+ * The same from all 16 general registers (@regs, DWARF's order: rax rdx rcx
+ * rbx rsi rdi rbp rsp r8..r15) and the pc: some frames need more than rbp
+ * and rsp (glibc's __vfork keeps its return address in rdi).
+ */
+int unwind_oracle__unwind_regs(struct unwind_oracle *o, int pid, int tid, const uint64_t *regs,
+			       uint64_t ip, const void *stack, size_t len, uint64_t *ips, int max);
+
+/*
  * Forget a process (it exited or exec'd): its modules are reported again next
  * time. Call it too when a process unmapped code (dlclose): a module still
  * known where another object is now mapped would be unwound with the wrong
