@@ -197,6 +197,8 @@ enum offcpu_counter {
 	OFFCPU_CNT_SUMMED_FULL, /* short blocks streamed instead: summed map full */
 	OFFCPU_CNT_SUMMED_FULL_NS,
 	OFFCPU_CNT_WAKER_STACK_FAIL, /* --wakers: wakers kept without a stack (stack map full?) */
+	OFFCPU_CNT_DEFERRED, /* table walks sent to user space to finish (no table yet) */
+	OFFCPU_CNT_SNAP_LOST, /* walks or threads at the start not sent: snaps buffer full */
 	OFFCPU_CNT_UNW_END, /* table walk: blocks whose walk ended for reason 0; + reason: the others */
 	OFFCPU_CNT_NR = OFFCPU_CNT_UNW_END + 16,
 };
@@ -288,6 +290,45 @@ enum offcpu_unw_end {
 	OFFCPU_UNW_END_NR,
 	/* not a walk's end: the block began before the recording (OFFCPU_STACK_UNKNOWN) */
 	OFFCPU_UNW_BEFORE_START = 15,
+};
+
+/*
+ * Stacks finished in user space (src/record/userstacks.c), through the snaps
+ * ring buffer:
+ *   OFFCPU_SNAP_START: a thread of the targets blocked when the recording
+ *     began (the start iterator): its user registers, its switch count and
+ *     when its block began; user space reads its stack while it sleeps.
+ *   OFFCPU_SNAP_DEFER: a table walk that met code with no table yet (its
+ *     process not loaded, a mapping not known, a table being built): its
+ *     registers and stack copy, unwound in user space. The walk's stack
+ *     carries OFFCPU_UNW_DEFER_LO + id, below any mapping, before its mark.
+ */
+enum {
+	OFFCPU_SNAP_START = 1,
+	OFFCPU_SNAP_DEFER = 2,
+};
+
+/* registers in DWARF order (0-16): rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
+#define OFFCPU_SNAP_REGS 17
+#define OFFCPU_UNW_DEFER_LO 0x1000ULL
+#define OFFCPU_UNW_DEFER_HI 0x10000ULL /* vm.mmap_min_addr's default: nothing maps below */
+#define OFFCPU_UNW_IS_DEFER(ip) ((ip) >= OFFCPU_UNW_DEFER_LO && (ip) < OFFCPU_UNW_DEFER_HI)
+
+struct offcpu_snap {
+	__u32 kind; /* OFFCPU_SNAP_* */
+	__u32 tgid, tid;
+	__u32 id; /* DEFER: the walk's, as in its stack */
+	__u64 switches; /* START: nvcsw + nivcsw when it was seen blocked */
+	__u64 began; /* START: when its block began (CLOCK_MONOTONIC ns); 0: not known */
+	__u64 regs[OFFCPU_SNAP_REGS];
+	__u64 orig_ax; /* the system call it waits in; -1: not in one (preempted) */
+	__u32 state; /* START: enum offcpu_state; DEFER: where the walk stopped (enum offcpu_unw_end) */
+	__u32 copy_len; /* DEFER: bytes of stack from rsp */
+};
+
+struct offcpu_snap_defer {
+	struct offcpu_snap h;
+	__u8 stack[OFFCPU_UNW_COPY];
 };
 
 /* --verify-stacks with tables: a walk and what it walked, for the DWARF oracle */

@@ -230,6 +230,31 @@ struct {
 	__uint(max_entries, 1 << 22); /* one page when not verifying */
 } unw_verify SEC(".maps");
 
+/*
+ * Threads blocked at the start and walks to finish, for user space
+ * (struct offcpu_snap, offcpu.h): one page when neither is on.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} snaps SEC(".maps");
+/* the start iterator sends the registers of the threads it notes */
+const volatile bool snap_start = false;
+/* a table walk that met code with no table yet goes to user space to finish */
+const volatile bool defer_walks = false;
+/* each CPU's count of deferred walks (its programs run with interrupts off) */
+__u32 defer_seq[64];
+/*
+ * While calibrate is set, the switch program measures how far the rq clock
+ * (sched_info, where a block's start is known) lags bpf_ktime_get_ns(): the
+ * smallest difference seen right after __schedule() updated that clock.
+ */
+__u32 calibrate;
+__u32 clock_off_set;
+__u64 clock_off;
+/* the start or end of the recording, for the task iterator (see open_block()) */
+__u64 open_now;
+
 /* the copy of the top of a user stack, and 8 bytes of slack for a read at its
  * end; then the bounds of a binary search (see uw_rule()) */
 struct uw_state {
@@ -965,7 +990,8 @@ static __always_inline long table_walk(struct task_struct *task, struct pt_regs 
 		c.s->reason = OFFCPU_UNW_NO_PROC;
 		c.s->fp = true;
 	}
-	if (!c.s->fp) {
+	/* (a walk deferred to user space takes its copy whatever the reason) */
+	if (!c.s->fp || defer_walks) {
 		if (!(c.s->sp >= t->stack_lo && c.s->sp < t->stack_hi)) {
 			if (bpf_find_vma(task, c.s->sp, uw_vma_cb, &v, 0) == 0 && v.hi > c.s->sp) {
 				t->stack_lo = v.lo;
@@ -1045,6 +1071,157 @@ static __always_inline void verify_tables(struct task_struct *task, __u64 *buf, 
 	bpf_probe_read_kernel(smp->stack, sizeof(smp->stack), cb->b);
 	bpf_ringbuf_submit(smp, 0);
 }
+/* @regs, all of them (libdw unwinds __vfork's frame by rdi), in DWARF's order */
+static __always_inline void snap_regs(struct offcpu_snap *s, struct pt_regs *r)
+{
+	s->regs[0] = r->ax;
+	s->regs[1] = r->dx;
+	s->regs[2] = r->cx;
+	s->regs[3] = r->bx;
+	s->regs[4] = r->si;
+	s->regs[5] = r->di;
+	s->regs[6] = r->bp;
+	s->regs[7] = r->sp;
+	s->regs[8] = r->r8;
+	s->regs[9] = r->r9;
+	s->regs[10] = r->r10;
+	s->regs[11] = r->r11;
+	s->regs[12] = r->r12;
+	s->regs[13] = r->r13;
+	s->regs[14] = r->r14;
+	s->regs[15] = r->r15;
+	s->regs[16] = r->ip;
+	s->orig_ax = r->orig_ax;
+}
+
+/*
+ * A table walk that met code with no table yet (its process not loaded, a
+ * pc in no mapping known yet, a table being built), or a rule it cannot
+ * follow, goes to user space with
+ * its registers and stack copy, to be finished there while the process
+ * lives (userstacks.c); its stack (@buf, @n frames, the mark last) carries
+ * the walk's id before the mark, for user space to find it by.
+ */
+static __always_inline long defer_walk(struct task_struct *task, __u64 *buf, long n)
+{
+	__u32 zero = 0, id, reason, max, cpu;
+	struct unw_copy_buf *cb = bpf_map_lookup_elem(&unw_copy, &zero);
+	struct pt_regs *regs = user_regs(task);
+	struct offcpu_snap_defer *d;
+	__u64 len;
+
+	if (!cb || !regs || n < 2)
+		return n;
+	reason = cb->st.reason;
+	/* also a pc whose rule the walk cannot follow (glibc's __vfork keeps its
+	 * return address in rdi): libdw follows every kind of rule */
+	if (reason != OFFCPU_UNW_NO_PROC && reason != OFFCPU_UNW_NO_MAPPING &&
+	    reason != OFFCPU_UNW_BUILDING && reason != OFFCPU_UNW_NO_RULE)
+		return n;
+	d = bpf_ringbuf_reserve(&snaps, sizeof(*d), 0);
+	if (!d) {
+		count(OFFCPU_CNT_SNAP_LOST);
+		return n;
+	}
+	/* unique among a thread's walks in flight: this CPU's count and the CPU
+	 * (user space finds a walk by thread and id) */
+	cpu = bpf_get_smp_processor_id() & 63;
+	id = (defer_seq[cpu]++ & 511) << 6 | cpu;
+	d->h.kind = OFFCPU_SNAP_DEFER;
+	d->h.tgid = task->tgid;
+	d->h.tid = task->pid;
+	d->h.id = id;
+	d->h.switches = 0;
+	d->h.began = 0;
+	d->h.state = reason; /* where the walk stopped */
+	snap_regs(&d->h, regs);
+	len = cb->st.copy_at == regs->sp ? cb->st.copy_len : 0;
+	if (len > OFFCPU_UNW_COPY)
+		len = OFFCPU_UNW_COPY;
+	d->h.copy_len = len;
+	/* all of it: a size the verifier of 6.1 can bound after a spill */
+	bpf_probe_read_kernel(d->stack, sizeof(d->stack), cb->b);
+	bpf_ringbuf_submit(d, 0);
+	count(OFFCPU_CNT_DEFERRED);
+	max = user_max_depth < OFFCPU_MAX_STACK_DEPTH ? user_max_depth : OFFCPU_MAX_STACK_DEPTH;
+	if (n < max) {
+		buf[n & OFFCPU_MAX_STACK_DEPTH] = buf[(n - 1) & OFFCPU_MAX_STACK_DEPTH];
+		buf[(n - 1) & OFFCPU_MAX_STACK_DEPTH] = OFFCPU_UNW_DEFER_LO + id;
+		n++;
+	} else {
+		buf[(n - 2) & OFFCPU_MAX_STACK_DEPTH] = OFFCPU_UNW_DEFER_LO + id;
+	}
+	return blur(buf, n);
+}
+
+/* When the block of @task (not on a CPU) began: ktime ns, or 0 when not known. */
+static __always_inline __u64 block_began(struct task_struct *task)
+{
+	__u64 arrival, sum, prev_sum, b;
+	int policy;
+
+	if (!clock_off_set || !bpf_core_field_exists(task->sched_info.last_arrival))
+		return 0;
+	/* the time it last left a CPU: when it last arrived on one, plus what
+	 * it ran then; only the fair classes keep that slice's start
+	 * (prev_sum_exec_runtime) on every kernel */
+	policy = BPF_CORE_READ(task, policy);
+	if (policy != 0 && policy != 3 && policy != 5) /* NORMAL, BATCH, IDLE */
+		return 0;
+	arrival = BPF_CORE_READ(task, sched_info.last_arrival);
+	sum = BPF_CORE_READ(task, se.sum_exec_runtime);
+	prev_sum = BPF_CORE_READ(task, se.prev_sum_exec_runtime);
+	if (!arrival || sum < prev_sum)
+		return 0;
+	b = arrival + (sum - prev_sum) + clock_off;
+	return b < open_now ? b : 0;
+}
+
+/* OFFCPU_OPEN_START with snap_start: the registers of a thread just noted blocked. */
+static __always_inline void send_start(struct task_struct *task, __u32 state, __u64 switches)
+{
+	struct pt_regs *regs = user_regs(task);
+	struct offcpu_snap *sn;
+
+	if (!regs)
+		return;
+	sn = bpf_ringbuf_reserve(&snaps, sizeof(*sn), 0);
+	if (!sn) {
+		count(OFFCPU_CNT_SNAP_LOST);
+		return;
+	}
+	sn->kind = OFFCPU_SNAP_START;
+	sn->tgid = task->tgid;
+	sn->tid = task->pid;
+	sn->id = 0;
+	sn->switches = switches;
+	sn->began = block_began(task);
+	sn->state = state;
+	sn->copy_len = 0;
+	snap_regs(sn, regs);
+	bpf_ringbuf_submit(sn, 0);
+}
+
+/* Keep the smallest lag of the rq clock behind ktime (see calibrate). */
+static __always_inline void calibrate_clock(struct task_struct *prev, struct task_struct *next,
+					    __u64 now)
+{
+	struct task_struct *p = prev->pid ? prev : next;
+	struct cfs_rq *cfs = p->se.cfs_rq;
+	__u64 clock, off;
+
+	if (!cfs || !bpf_core_field_exists(cfs->rq))
+		return;
+	clock = BPF_CORE_READ(cfs, rq, clock);
+	if (!clock)
+		return;
+	off = now - clock;
+	/* (signed: ktime may be behind the rq clock) */
+	if (!clock_off_set || (__s64)off < (__s64)clock_off) {
+		clock_off = off;
+		clock_off_set = 1;
+	}
+}
 #else
 /*
  * Elsewhere (arm64, ...) the kernel's helper walks every user stack: the walk
@@ -1057,6 +1234,20 @@ static __always_inline long user_walk(struct task_struct *task, struct offcpu_ta
 
 static __always_inline void verify_tables(struct task_struct *task, __u64 *buf, long n,
 					  __u64 *vbuf, long vn)
+{
+}
+
+static __always_inline long defer_walk(struct task_struct *task, __u64 *buf, long n)
+{
+	return n;
+}
+
+static __always_inline void send_start(struct task_struct *task, __u32 state, __u64 switches)
+{
+}
+
+static __always_inline void calibrate_clock(struct task_struct *prev, struct task_struct *next,
+					    __u64 now)
 {
 }
 #endif
@@ -1084,6 +1275,8 @@ static __always_inline __u64 user_stack(void *ctx, struct task_struct *prev, str
 		if (fault_refuse & FAULT_REFUSE_USER)
 			return REFUSED();
 		n = user_walk(prev, t, buf);
+		if (n > 0 && unwind_tables && defer_walks)
+			n = defer_walk(prev, buf, n);
 	}
 	if (n < 0) {
 		n = bpf_get_stack(ctx, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64),
@@ -1475,6 +1668,9 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 	__u64 now = 0, ran_ns; /* read the clock only for a switch that needs it */
 	__u32 state;
 	bool want = wanted(ctx, prev, preempt, &state, btf);
+
+	if (calibrate && btf)
+		calibrate_clock(prev, next, bpf_ktime_get_ns());
 
 	/*
 	 * A recorded block starts here; and any switch-out of a thread whose
@@ -1912,7 +2108,6 @@ int BPF_PROG(on_fork_raw, struct task_struct *parent, struct task_struct *child)
  *     then) ends now, and is summed with its kernel stack as of now.
  * open_now is the time both use, set by user space with open_mode.
  */
-__u64 open_now;
 __u32 open_mode;
 /* -G: the cgroup (kernfs id) and its depth below the root */
 __u64 open_cgroup_id;
@@ -2009,6 +2204,8 @@ static __always_inline void open_start(struct task_struct *task, bool btf)
 	t->open_cgroup = record_cgroup ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) : 0;
 	/* an atomic exchange: the stores above are seen before it (arm64 too) */
 	__sync_lock_test_and_set(&t->open, 1);
+	if (snap_start && btf)
+		send_start(task, state, switches);
 }
 
 /* OFFCPU_OPEN_END: the block of @task, still under way, ends now. */

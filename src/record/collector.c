@@ -327,6 +327,10 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	}
 	if (!(user_walker && tables && o->verify_stacks))
 		bpf_map__set_max_entries(skel->maps.unw_verify, (uint32_t)sysconf(_SC_PAGESIZE));
+	skel->rodata->snap_start = skel->rodata->defer_walks =
+		user_walker && tables && o->user_space_stacks;
+	if (!skel->rodata->snap_start)
+		bpf_map__set_max_entries(skel->maps.snaps, (uint32_t)sysconf(_SC_PAGESIZE));
 #ifdef OFFCPU_KORC
 	if (korc) {
 		skel->rodata->korc_syms = *syms;
@@ -799,6 +803,18 @@ void collector__detach(struct collector *c)
 {
 	if (c && c->skel)
 		offcpu_bpf__detach(c->skel);
+}
+
+int collector__snaps_fd(const struct collector *c)
+{
+	return c->skel && !c->raw_tp && c->skel->rodata->snap_start ?
+		       bpf_map__fd(c->skel->maps.snaps) : -1;
+}
+
+void collector__calibrate(struct collector *c, bool on)
+{
+	if (c->skel && !c->raw_tp)
+		c->skel->bss->calibrate = on;
 }
 
 long collector__open_blocks(struct collector *c, enum offcpu_open_mode mode, uint64_t now)

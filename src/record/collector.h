@@ -34,6 +34,9 @@ struct collector_opts {
 	size_t nr_output_fds;
 	bool force_raw_tp; /* skip tp_btf (tests the fallback) */
 	bool unwind_tables; /* walk user stacks by unwind tables (x86-64, tp_btf) */
+	/* with tables: send the threads blocked at the start, and walks that met
+	 * code with no table yet, to user space to be finished (userstacks.c) */
+	bool user_space_stacks;
 	uint32_t unwind_rows; /* rows the table array holds */
 	const char *btf_path; /* custom kernel BTF, or NULL */
 };
@@ -75,6 +78,17 @@ struct collector_unwind_maps {
 };
 /* Whether the loaded program walks by tables; then fills @m. */
 bool collector__unwind_maps(struct collector *c, struct collector_unwind_maps *m);
+
+/*
+ * The ring buffer of struct offcpu_snap (threads blocked at the start, walks
+ * to finish), or -1 when the program sends none.
+ */
+int collector__snaps_fd(const struct collector *c);
+/*
+ * Start or stop measuring the rq clock against ktime (for when a block under
+ * way at the start began): on from the attach until the start iteration.
+ */
+void collector__calibrate(struct collector *c, bool on);
 
 /* Detach the programs: no block is counted after this. */
 void collector__detach(struct collector *c);
