@@ -206,6 +206,14 @@ static inline const char *perf_record__name(const struct perf_event_header *h, s
 
 /* The off-CPU event exactly as perf writes it. */
 #define OFFCPU_EVENT_NAME "offcpu-time"
+/*
+ * offcpu's: one sample per thread blocked when the recording began, at the
+ * recording's start, its period how long the block had lasted by then (0:
+ * not known), its call chain the block's, its weight its state as
+ * offcpu-time's. Its time during the recording is offcpu-time's, as any
+ * block's: totals never count it.
+ */
+#define OFFCPU_BEFORE_EVENT_NAME "offcpu-before"
 #define OFFCPU_SAMPLE_TYPE                                                                 \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
 	 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)

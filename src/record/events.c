@@ -15,6 +15,7 @@
 #include "synth.h"
 #include "../perfdata/sample.h"
 #include "../perfdata/wakers.h"
+#include "userstacks.h"
 #include "../util/util.h"
 
 /*
@@ -24,8 +25,8 @@
  * its innermost frame in @ip (0: none) and, in @unw, 1 + how the table walk
  * of its user stack ended (0: no walk).
  */
-static uint32_t callchain(struct record *r, uint32_t tgid, uint64_t kkey, uint64_t ukey,
-			  uint64_t *chain, uint64_t *ip, unsigned *unw)
+static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_t kkey,
+			  uint64_t ukey, uint64_t *chain, uint64_t *ip, unsigned *unw)
 {
 	const uint64_t *kips = NULL, *uips = NULL;
 	uint32_t nk = collector__kernel_stack(r->coll, kkey, &kips);
@@ -53,11 +54,39 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint64_t kkey, uint64
 		mark = 0;
 	if (mark)
 		nu--;
+	/* finished in user space: a walk that met code with no table yet, or a
+	 * block under way at the start (userstacks.c) */
+	if (r->us && nu && OFFCPU_UNW_IS_DEFER(uips[nu - 1])) {
+		const uint64_t *late;
+		size_t nl = userstacks__deferred(r->us, tid,
+						 (uint32_t)(uips[nu - 1] - OFFCPU_UNW_DEFER_LO), &late);
+
+		nu--;
+		if (nl) {
+			uips = late;
+			nu = (uint32_t)nl;
+			mark = 0;
+			if (r->tables)
+				*unw = 1 + UNW_FINISHED_LATE;
+		}
+	} else if (r->us && before) {
+		const uint64_t *late;
+		size_t nl = userstacks__start_stack(r->us, tid, &late, NULL, NULL);
+
+		if (nl) {
+			uips = late;
+			nu = (uint32_t)nl;
+			mark = 0;
+			before = false;
+			if (r->tables)
+				*unw = 1 + UNW_FINISHED_LATE;
+		}
+	}
 	for (i = 0; i < nu; i++)
 		if (uips[i] < 4096 || uips[i] >= (1ULL << 56))
 			break;
 	nu = i;
-	if (nu && r->tables)
+	if (nu && r->tables && !*unw)
 		*unw = 1 + (mark ? OFFCPU_UNW_MARK_REASON(mark) : OFFCPU_UNW_COMPLETE);
 	if (before) {
 		chain[n++] = PERF_CONTEXT_USER;
@@ -98,7 +127,7 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	struct perf_event_header *h = (void *)buf;
 	int size;
 
-	s.nr_ips = callchain(r, k->tgid, k->kern_stack, k->user_stack, chain, &s.ip, unw);
+	s.nr_ips = callchain(r, k->tgid, k->pid, k->kern_stack, k->user_stack, chain, &s.ip, unw);
 	size = perf_sample__encode(r->ev.sample_type, &s, buf, cap);
 	if (size < 0)
 		return size;
@@ -144,12 +173,12 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 		w.nr_chain = 1;
 	for (i = 0; i < w.nr_chain; i++)
 		snprintf(w.chain[i], sizeof(w.chain[i]), "%.16s", ch ? ch->names[i] : "[unknown]");
-	nw = callchain(r, k->tgid, k->kern_stack, k->user_stack, wakee, &ip, &unw);
+	nw = callchain(r, k->tgid, k->pid, k->kern_stack, k->user_stack, wakee, &ip, &unw);
 	size = waker__encode(&w, wakee, nw, raw, sizeof(raw));
 	if (size < 0)
 		return size;
 	s.raw_size = (uint32_t)size;
-	s.nr_ips = callchain(r, wk->tgid, wk->kstack, wk->ustack, chain, &s.ip, &unw);
+	s.nr_ips = callchain(r, wk->tgid, wk->pid, wk->kstack, wk->ustack, chain, &s.ip, &unw);
 	size = perf_sample__encode(WAKER_SAMPLE_TYPE, &s, buf, cap);
 	if (size < 0)
 		return size;
@@ -300,6 +329,12 @@ int declare_events(struct record *r)
 		err = perf_writer__add_event(r->w, &attr, OFFCPU_WAKER_EVENT_NAME, &r->ev.waker_id,
 					     1);
 	}
+	if (!err && r->us && r->ev.before_id) {
+		/* the threads blocked at the start, how long they had been */
+		attr.sample_type = r->ev.sample_type;
+		err = perf_writer__add_event(r->w, &attr, OFFCPU_BEFORE_EVENT_NAME, &r->ev.before_id,
+					     1);
+	}
 	if (!err && r->oncpu) {
 		nids = perf_rings__ids(r->oncpu, &ids);
 		err = perf_writer__add_event(r->w, perf_rings__attr(r->oncpu), ONCPU_EVENT_NAME,
@@ -361,5 +396,49 @@ int synthesize(struct record *r)
 	}
 	if (!err && r->o.all_cgroups && cgroup2_mount(root, sizeof(root)) == 0)
 		err = synth__cgroups(&s, root);
+	return err;
+}
+
+int write_before_samples(struct record *r)
+{
+	uint64_t chain[OFFCPU_MAX_STACK_DEPTH + 2];
+	char buf[sizeof(chain) + 256];
+	uint32_t tgid, tid, state;
+	size_t i;
+	int err = 0;
+
+	if (!r->us || !r->w || !r->ev.before_id)
+		return 0;
+	for (i = 0; !err && userstacks__start_thread(r->us, i, &tgid, &tid); i++) {
+		const uint64_t *ips = NULL;
+		uint64_t began = 0;
+		size_t n = userstacks__start_stack(r->us, tid, &ips, &began, &state), k;
+		struct perf_sample s = {
+			.id = r->ev.before_id,
+			.pid = tgid,
+			.tid = tid,
+			.time = r->start_ns,
+			.period = began && began < r->start_ns ? r->start_ns - began : 0,
+			.weight = (uint64_t)state + 1,
+			.ips = chain,
+		};
+		struct perf_event_header *h = (void *)buf;
+		int size;
+
+		if (n) {
+			chain[s.nr_ips++] = PERF_CONTEXT_USER;
+			for (k = 0; k < n && k < OFFCPU_MAX_STACK_DEPTH; k++) {
+				chain[s.nr_ips++] = ips[k];
+				maptab__mark(r->maps, (int)tgid, ips[k]);
+			}
+			s.ip = ips[0];
+		}
+		size = perf_sample__encode(r->ev.sample_type, &s, buf, sizeof(buf));
+		if (size < 0)
+			return size;
+		h->misc = PERF_RECORD_MISC_USER;
+		err = write_record(r, h);
+		perf_writer__note_time(r->w, s.time);
+	}
 	return err;
 }

@@ -45,6 +45,7 @@ static void all_counters(struct record *r, uint64_t *cnt)
 void print_summary(struct record *r, uint64_t file_size)
 {
 	struct unwinder_stats ust = { 0 };
+	struct userstacks_stats lst = { 0 };
 	uint64_t cnt[CNT_ALL];
 	struct summary s = {
 		.cnt = cnt,
@@ -74,10 +75,13 @@ void print_summary(struct record *r, uint64_t file_size)
 		.pruned = collector__pruned_stacks(r->coll),
 		.unwind_ns = r->unw ? r->st.unwind_ns : NULL,
 		.unw = r->unw ? &ust : NULL,
+		.late = r->us ? &lst : NULL,
 	};
 
 	if (r->unw)
 		unwinder__stats(r->unw, &ust);
+	if (r->us)
+		userstacks__stats(r->us, &lst);
 	all_counters(r, cnt);
 	summary__print(stderr, &s);
 }

@@ -396,6 +396,9 @@ int cmd_record(int argc, char **argv)
 	err = sideband__private_id(&r.ev.offcpu_id);
 	if (!err && r.o.wakers)
 		err = sideband__private_id(&r.ev.waker_id);
+	/* offcpu-before, if the stacks of threads blocked at the start are finished */
+	if (!err && r.o.unwind == UNWIND_TABLES && (r.o.stacks & STACKS_USER))
+		err = sideband__private_id(&r.ev.before_id);
 	if (err) {
 		pr_err("failed to open a BPF output event: %s", strerror(-err));
 		goto out;
@@ -413,11 +416,23 @@ int cmd_record(int argc, char **argv)
 	}
 	co.unwind_tables = r.o.unwind == UNWIND_TABLES && (r.o.stacks & STACKS_USER);
 	co.unwind_rows = (uint32_t)(r.o.unwind_mem / sizeof(struct offcpu_unw_row));
+	/* bench: OFFCPU_LATE_STACKS=0 leaves every stack to the BPF walk */
+	co.user_space_stacks = co.unwind_tables && !(getenv("OFFCPU_LATE_STACKS") &&
+						      !strcmp(getenv("OFFCPU_LATE_STACKS"), "0"));
 	r.coll = collector__open(&co, msg, sizeof(msg));
 	if (!r.coll) {
 		err = -errno;
 		pr_err("%s", msg);
 		goto out;
+	}
+	if (collector__snaps_fd(r.coll) >= 0) {
+		r.us = userstacks__new(collector__snaps_fd(r.coll));
+		if (!r.us || userstacks__start(r.us)) {
+			pr_warn("cannot finish stacks in user space (%s): threads blocked at the start "
+				"keep unknown user stacks", strerror(errno ? errno : ENOMEM));
+			userstacks__free(r.us);
+			r.us = NULL;
+		}
 	}
 	/* the running targets' unwind tables before the first block */
 	err = start_unwinder(&r);
@@ -425,6 +440,9 @@ int cmd_record(int argc, char **argv)
 		pr_err("%s", msg);
 	if (err)
 		goto out;
+	/* when the blocks under way at the start began: the clocks compared until then */
+	if (r.us)
+		collector__calibrate(r.coll, true);
 	if (r.o.argc) {
 		err = workload__prepare(&r.wl, r.o.argv, r.o.pipe_output);
 		if (err) {
@@ -468,6 +486,12 @@ int cmd_record(int argc, char **argv)
 	if (collector__runq_source(r.coll))
 		pr_info("run queue waits after wakeups split off from %s", collector__runq_source(r.coll));
 	/* threads of the targets already blocked: their blocks count from now */
+	if (r.us) {
+		/* a switch of ours, at least, for the clocks to be compared */
+		struct timespec ms = { 0, 1000000 };
+
+		nanosleep(&ms, NULL);
+	}
 	r.start_ns = now_ns();
 	{
 		long n = collector__open_blocks(r.coll, OFFCPU_OPEN_START, r.start_ns);
@@ -475,6 +499,18 @@ int cmd_record(int argc, char **argv)
 		if (n < 0)
 			pr_warn("cannot find the threads blocked at the start: %s; blocks under way "
 				"now are not counted", strerror((int)-n));
+	}
+	if (r.us) {
+		collector__calibrate(r.coll, false);
+		/* their stacks read while they still sleep, and how long they have */
+		userstacks__drain(r.us);
+		if (r.w && !r.o.overwrite) {
+			err = write_before_samples(&r);
+			if (err) {
+				pr_err("cannot write %s: %s", r.o.output, strerror(-err));
+				goto out;
+			}
+		}
 	}
 
 	err = r.o.overwrite ? armed_loop(&r) : main_loop(&r);
@@ -517,6 +553,7 @@ out:
 	output__free(&r.out);
 	perf_writer__free(r.w);
 	unwinder__free(r.unw);
+	userstacks__free(r.us);
 	collector__free(r.coll);
 	perf_rings__free(r.sb);
 	perf_rings__free(r.oncpu);

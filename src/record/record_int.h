@@ -21,7 +21,9 @@
 #include "output.h"
 #include "rings.h"
 #include "target.h"
+#include "summary.h"
 #include "unwinder.h"
+#include "userstacks.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/writer.h"
 #include "../util/intset.h"
@@ -37,6 +39,7 @@ struct events {
 	uint64_t offcpu_id, sideband_id; /* the ids the offcpu-time and side-band records carry */
 	uint64_t sample_type; /* of offcpu-time */
 	uint64_t waker_id; /* --wakers: the id offcpu-waker samples carry */
+	uint64_t before_id; /* stacks finished in user space: offcpu-before samples' id */
 	struct perf_event_attr oncpu_attr; /* cpu-clock, with -F */
 	struct perf_event_attr bpf_out_attr; /* --overwrite: where BPF writes blocks */
 };
@@ -45,7 +48,7 @@ struct stats {
 	uint64_t summed_samples, streamed_samples, oncpu_samples;
 	uint64_t offcpu_ns;
 	uint64_t sideband_lost, oncpu_lost;
-	uint64_t unwind_ns[OFFCPU_UNW_END_NR]; /* off-CPU time by how its table walk ended */
+	uint64_t unwind_ns[UNW_REASONS]; /* off-CPU time by how its table walk ended */
 	uint64_t flushes; /* drains of the summed map */
 	struct intset threads;
 };
@@ -55,6 +58,7 @@ struct record {
 	int self; /* offcpu's own process id: never recorded */
 	struct collector *coll;
 	struct unwinder *unw; /* --unwind=tables: the table loader */
+	struct userstacks *us; /* stacks finished in user space, or NULL */
 	bool tables; /* user stacks are walked by tables */
 	struct perf_rings *sb, *oncpu;
 	struct perf_rings *bpf_out; /* --overwrite: where BPF writes blocks */
@@ -137,6 +141,8 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *k, uint64_t time,
 	       uint64_t period, uint64_t runq, uint32_t cpu, int kind, bool lock);
 int open_oncpu(struct record *r, int cgroup_fd);
+/* One offcpu-before sample for each thread blocked at the start (r->us), into r->w. */
+int write_before_samples(struct record *r);
 int synthesize(struct record *r);
 int write_lost_samples(struct record *r, uint64_t lost, uint64_t time);
 

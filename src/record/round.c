@@ -93,7 +93,7 @@ static void account(struct record *r, const struct perf_event_header *h, int kin
 		r->st.offcpu_ns += aux[0];
 		intset__add(&r->st.threads, (int)(uint32_t)aux[1]);
 		if (aux[1] >> 32)
-			r->st.unwind_ns[((aux[1] >> 32) - 1) % OFFCPU_UNW_END_NR] += aux[0];
+			r->st.unwind_ns[((aux[1] >> 32) - 1) % UNW_REASONS] += aux[0];
 	}
 }
 

@@ -54,7 +54,7 @@ const struct loss losses[] = {
 };
 const size_t nr_losses = ARRAY_SIZE(losses);
 
-const char *const unwind_end_names[OFFCPU_UNW_END_NR] = {
+const char *const unwind_end_names[UNW_REASONS] = {
 	[OFFCPU_UNW_COMPLETE] = "complete",
 	[OFFCPU_UNW_NO_PROC] = "process not loaded yet, frame pointers from the first frame",
 	[OFFCPU_UNW_NO_MAPPING] = "pc in no mapping known yet, frame pointers from there",
@@ -64,6 +64,8 @@ const char *const unwind_end_names[OFFCPU_UNW_END_NR] = {
 	[OFFCPU_UNW_READ_FAULT] = "ended: stack not readable",
 	[OFFCPU_UNW_DEPTH] = "ended: depth limit",
 	[OFFCPU_UNW_BUILDING] = "table being built, frame pointers from there",
+	[UNW_FINISHED_LATE] = "complete, finished in user space (no table yet at the block, or "
+			      "under way at the start)",
 };
 
 /* Off-CPU time by how its user stack's table walk ended, and the tables' cost. */
@@ -74,17 +76,38 @@ static void print_unwind(FILE *f, const struct summary *s)
 	char used[32], cap[32];
 	int i;
 
-	for (i = 0; i < OFFCPU_UNW_END_NR; i++)
+	for (i = 0; i < UNW_REASONS; i++)
 		all += s->unwind_ns[i];
 	fprintf(f, "offcpu: user stacks by unwind tables: ");
 	if (!all)
 		fprintf(f, "none walked");
-	for (i = 0; i < OFFCPU_UNW_END_NR && all; i++)
-		if (s->unwind_ns[i] || i == OFFCPU_UNW_COMPLETE)
-			fprintf(f, "%s%.1f%% of the time (%llu walks) %s", i ? "; " : "",
-				100.0 * (double)s->unwind_ns[i] / (double)all,
-				(unsigned long long)s->cnt[OFFCPU_CNT_UNW_END + i], unwind_end_names[i]);
+	for (i = 0; i < UNW_REASONS && all; i++) {
+		uint64_t walks;
+
+		if (!s->unwind_ns[i] && i != OFFCPU_UNW_COMPLETE)
+			continue;
+		/* a walk finished in user space is counted there, not where it stopped */
+		if (i == UNW_FINISHED_LATE)
+			walks = s->late ? s->late->deferred_unwound + s->late->start_unwound : 0;
+		else
+			walks = s->cnt[OFFCPU_CNT_UNW_END + i] -
+				(s->late ? s->late->finished[i] : 0);
+		fprintf(f, "%s%.1f%% of the time (%llu walks) %s", i ? "; " : "",
+			100.0 * (double)s->unwind_ns[i] / (double)all, (unsigned long long)walks,
+			unwind_end_names[i]);
+	}
 	fprintf(f, "\n");
+	if (s->late && (s->late->start || s->late->deferred))
+		fprintf(f, "offcpu: user stacks finished in user space (libdw): %llu threads blocked at "
+			"the start (%llu with a stack, %llu ran before it was read; %llu knew since "
+			"when); %llu walks that met code with no table yet (%llu finished, %llu not: "
+			"the process gone or not unwound); %llu not sent (buffer full)\n",
+			(unsigned long long)s->late->start, (unsigned long long)s->late->start_unwound,
+			(unsigned long long)s->late->start_ran, (unsigned long long)s->late->start_began,
+			(unsigned long long)s->late->deferred,
+			(unsigned long long)s->late->deferred_unwound,
+			(unsigned long long)s->late->deferred_failed,
+			(unsigned long long)s->cnt[OFFCPU_CNT_SNAP_LOST]);
 	fmt_size(u->rows * sizeof(struct offcpu_unw_row), used, sizeof(used));
 	fmt_size(u->bytes, cap, sizeof(cap));
 	fprintf(f, "offcpu: unwind tables: %llu objects (%llu without a table), %llu rows (%s), "

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include "../offcpu.h"
 #include "unwinder.h"
+#include "userstacks.h"
 
 /* The BPF program's counters, then those user space keeps. */
 enum {
@@ -58,6 +59,14 @@ extern const size_t nr_losses;
 /* The count perf's LOST_SAMPLES record carries: blocks missing from the file. */
 uint64_t losses__lost_samples(const uint64_t *cnt);
 
+/*
+ * How a user stack's walk ended: the BPF program's ends (enum offcpu_unw_end),
+ * and one more, user space's: finished there (userstacks.c), a walk that met
+ * code with no table yet or a block under way at the start.
+ */
+#define UNW_FINISHED_LATE OFFCPU_UNW_END_NR
+#define UNW_REASONS (OFFCPU_UNW_END_NR + 1)
+
 struct summary {
 	const uint64_t *cnt; /* CNT_ALL counters */
 	/* off-CPU time written (the time seen is a counter, OFFCPU_CNT_BLOCKS_NS) */
@@ -74,13 +83,14 @@ struct summary {
 	uint64_t map_bytes; /* what the stack and summed maps pin */
 	uint64_t flush_ns, flushes, pruned; /* --flush, drains, stack map entries deleted */
 	/* --unwind=tables: off-CPU time by how the walk of its user stack ended
-	 * (OFFCPU_UNW_END_NR), and the tables; NULL without */
+	 * (UNW_REASONS), and the tables; NULL without */
 	const uint64_t *unwind_ns;
 	const struct unwinder_stats *unw;
+	const struct userstacks_stats *late; /* stacks finished in user space, or NULL */
 };
 
 /* What each way a table walk ends is called in the summary and the report. */
-extern const char *const unwind_end_names[OFFCPU_UNW_END_NR];
+extern const char *const unwind_end_names[UNW_REASONS];
 
 /*
  * Print the summary to @f: counts, the output, then every loss by the table,

@@ -505,6 +505,9 @@ static int on_verify(void *ctx, void *data, size_t size)
 	complete = !(n && OFFCPU_UNW_IS_MARK(smp->ips[n - 1]));
 	if (!complete)
 		n--;
+	/* a walk finished in user space names itself before its mark */
+	if (n && OFFCPU_UNW_IS_DEFER(smp->ips[n - 1]))
+		n--;
 	/* under the lock: a load (from the main thread too) forgets the
 	 * process's old modules in the oracle, which is not thread-safe */
 	pthread_mutex_lock(&u->lock);

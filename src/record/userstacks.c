@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+#include <bpf/libbpf.h>
+#include "userstacks.h"
+#include "../offcpu.h"
+#include "../unwind/oracle.h"
+#include "../util/hashmap.h"
+#include "../util/procmaps.h"
+#include "../util/util.h"
+
+/* bytes of a sleeping thread's stack read from sp: deeper than the BPF copy */
+#define START_COPY (32 << 10)
+/* frames kept in all: a recording of many short processes stops keeping more */
+#define MAX_FRAMES (1u << 20)
+
+struct ustack {
+	uint32_t kind, tgid, tid, id;
+	uint64_t began;
+	uint32_t state, n;
+	uint64_t *ips;
+};
+
+struct ukey {
+	uint32_t kind, tid, id, pad;
+};
+
+struct userstacks {
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool running;
+	volatile int stop;
+	struct ring_buffer *rb;
+	struct unwind_oracle *oracle;
+	struct ustack *v;
+	size_t nr, cap;
+	size_t frames;
+	struct hashmap index; /* struct ukey -> index into v */
+	uint32_t *starts; /* indices of the threads blocked at the start, in order */
+	size_t nr_starts, cap_starts;
+	struct userstacks_stats st;
+	uint8_t buf[START_COPY];
+};
+
+static int on_snap(void *ctx, void *data, size_t size);
+
+struct userstacks *userstacks__new(int fd)
+{
+	struct userstacks *us = calloc(1, sizeof(*us));
+
+	if (!us)
+		return NULL;
+	pthread_mutex_init(&us->lock, NULL);
+	us->oracle = unwind_oracle__new();
+	us->rb = us->oracle ? ring_buffer__new(fd, on_snap, us, NULL) : NULL;
+	if (!us->rb) {
+		int e = errno ? errno : ENOMEM;
+
+		userstacks__free(us);
+		errno = e;
+		return NULL;
+	}
+	return us;
+}
+
+/* Keep @n frames as the stack of (@kind, @tid, @id). */
+static struct ustack *keep(struct userstacks *us, const struct offcpu_snap *sn, const uint64_t *ips,
+			   int n)
+{
+	struct ukey k = { sn->kind, sn->tid, sn->id, 0 };
+	struct ustack *u;
+	uint64_t *v;
+	int created;
+
+	if (us->frames + (size_t)n > MAX_FRAMES) {
+		us->st.kept_full++;
+		return NULL;
+	}
+	v = hashmap__upsert(&us->index, &k, sizeof(k), &created);
+	if (!v)
+		return NULL;
+	if (created) {
+		if (grow_array((void **)&us->v, &us->cap, us->nr + 1, sizeof(*us->v)))
+			return NULL;
+		*v = us->nr++;
+		memset(&us->v[*v], 0, sizeof(us->v[*v]));
+	}
+	u = &us->v[*v];
+	free(u->ips);
+	u->ips = NULL;
+	u->n = 0;
+	if (n > 0) {
+		u->ips = malloc((size_t)n * sizeof(*ips));
+		if (!u->ips)
+			return NULL;
+		memcpy(u->ips, ips, (size_t)n * sizeof(*ips));
+		u->n = (uint32_t)n;
+		us->frames += (size_t)n;
+	}
+	u->kind = sn->kind;
+	u->tgid = sn->tgid;
+	u->tid = sn->tid;
+	u->id = sn->id;
+	u->began = sn->began;
+	u->state = sn->state;
+	return u;
+}
+
+/* The end of the mapping of process @tgid that holds @addr, or 0. */
+static uint64_t mapping_end(uint32_t tgid, uint64_t addr)
+{
+	char path[64], line[4096 + 128];
+	uint64_t end = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		struct maps_line ml;
+
+		if (maps_line__parse(line, &ml) == 0 && addr >= ml.start && addr < ml.end) {
+			end = ml.end;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return end;
+}
+
+/* How often thread @tid has switched (voluntarily or not), or UINT64_MAX. */
+static uint64_t switches_of(uint32_t tgid, uint32_t tid)
+{
+	unsigned long long v = 0, nv = 0;
+	char path[96], line[256];
+	int got = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", tgid, tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		got += sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1;
+		got += sscanf(line, "nonvoluntary_ctxt_switches: %llu", &nv) == 1;
+	}
+	if (f)
+		fclose(f);
+	return got == 2 ? (uint64_t)(v + nv) : UINT64_MAX;
+}
+
+/*
+ * A thread blocked at the start: its stack read now, and kept only if it has
+ * not switched since it was seen blocked (else the copy is of another moment).
+ */
+static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
+{
+	uint64_t ips[OFFCPU_MAX_STACK_DEPTH], sp = sn->regs[7], end;
+	struct iovec local = { us->buf, 0 }, remote = { (void *)(uintptr_t)sp, 0 };
+	struct ustack *u;
+	ssize_t got = -1;
+	int n = 0;
+
+	us->st.start++;
+	us->st.start_began += sn->began != 0;
+	end = mapping_end(sn->tgid, sp);
+	if (end > sp) {
+		local.iov_len = remote.iov_len = end - sp < sizeof(us->buf) ? end - sp : sizeof(us->buf);
+		got = process_vm_readv((pid_t)sn->tgid, &local, 1, &remote, 1, 0);
+	}
+	if (got > 0 && switches_of(sn->tgid, sn->tid) != sn->switches) {
+		us->st.start_ran++;
+		got = -1;
+	}
+	if (got > 0)
+		n = unwind_oracle__unwind_regs(us->oracle, (int)sn->tgid, (int)sn->tid, (const uint64_t *)sn->regs,
+					       sn->regs[16], us->buf, (size_t)got, ips,
+					       OFFCPU_MAX_STACK_DEPTH);
+	if (n > 0)
+		us->st.start_unwound++;
+	/* kept without frames too: when it began is still known */
+	u = keep(us, sn, ips, n > 0 ? n : 0);
+	if (u && !grow_array((void **)&us->starts, &us->cap_starts, us->nr_starts + 1,
+			     sizeof(*us->starts)))
+		us->starts[us->nr_starts++] = (uint32_t)(u - us->v);
+}
+
+/* A walk that met code with no table yet: unwound from its copy. */
+static void on_defer(struct userstacks *us, const struct offcpu_snap_defer *d)
+{
+	uint64_t ips[OFFCPU_MAX_STACK_DEPTH];
+	size_t len = d->h.copy_len < sizeof(d->stack) ? d->h.copy_len : sizeof(d->stack);
+	int n;
+
+	us->st.deferred++;
+	n = unwind_oracle__unwind_regs(us->oracle, (int)d->h.tgid, (int)d->h.tid, (const uint64_t *)d->h.regs,
+				       d->h.regs[16], d->stack, len, ips, OFFCPU_MAX_STACK_DEPTH);
+	/* a lone pc is libdw's answer when it knows nothing of the process */
+	if (n <= 1) {
+		us->st.deferred_failed++;
+		return;
+	}
+	if (keep(us, &d->h, ips, n)) {
+		us->st.deferred_unwound++;
+		us->st.finished[d->h.state & 15]++;
+	}
+}
+
+/* Called under the lock, by ring_buffer__consume(). */
+static int on_snap(void *ctx, void *data, size_t size)
+{
+	struct userstacks *us = ctx;
+	const struct offcpu_snap *sn = data;
+
+	if (size < sizeof(*sn))
+		return 0;
+	if (sn->kind == OFFCPU_SNAP_START)
+		on_start(us, sn);
+	else if (sn->kind == OFFCPU_SNAP_DEFER && size >= sizeof(struct offcpu_snap_defer))
+		on_defer(us, data);
+	return 0;
+}
+
+int userstacks__drain(struct userstacks *us)
+{
+	int n;
+
+	pthread_mutex_lock(&us->lock);
+	n = ring_buffer__consume(us->rb);
+	pthread_mutex_unlock(&us->lock);
+	return n < 0 ? n : 0;
+}
+
+static void *run(void *arg)
+{
+	struct userstacks *us = arg;
+	int efd = ring_buffer__epoll_fd(us->rb);
+
+	while (!us->stop) {
+		struct epoll_event ev;
+
+		/* wait without the lock; what arrived is read under it */
+		if (epoll_wait(efd, &ev, 1, 50) > 0)
+			userstacks__drain(us);
+	}
+	return NULL;
+}
+
+/*
+ * The lock for a lookup from the record path: never waited on for long (the
+ * reader may be stuck on another user's file that blocks); a lookup that
+ * cannot have it finds nothing.
+ */
+static bool lock_briefly(struct userstacks *us)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 100000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_timedlock(&us->lock, &until)) {
+		us->st.busy++;
+		return false;
+	}
+	return true;
+}
+
+int userstacks__start(struct userstacks *us)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(&us->thread, NULL, run, us);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return -err;
+	us->running = true;
+	return 0;
+}
+
+size_t userstacks__start_stack(struct userstacks *us, uint32_t tid, const uint64_t **ips,
+			       uint64_t *began, uint32_t *state)
+{
+	struct ukey k = { OFFCPU_SNAP_START, tid, 0, 0 };
+	uint64_t *v;
+	size_t n = 0;
+
+	if (!lock_briefly(us))
+		return 0;
+	v = hashmap__find(&us->index, &k, sizeof(k));
+	if (v) {
+		*ips = us->v[*v].ips;
+		n = us->v[*v].n;
+		if (began)
+			*began = us->v[*v].began;
+		if (state)
+			*state = us->v[*v].state;
+	}
+	pthread_mutex_unlock(&us->lock);
+	return n;
+}
+
+int userstacks__start_thread(struct userstacks *us, size_t i, uint32_t *tgid, uint32_t *tid)
+{
+	int ok = 0;
+
+	pthread_mutex_lock(&us->lock);
+	if (i < us->nr_starts) {
+		*tgid = us->v[us->starts[i]].tgid;
+		*tid = us->v[us->starts[i]].tid;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&us->lock);
+	return ok;
+}
+
+size_t userstacks__deferred(struct userstacks *us, uint32_t tid, uint32_t id,
+			    const uint64_t **ips)
+{
+	struct ukey k = { OFFCPU_SNAP_DEFER, tid, id, 0 };
+	uint64_t *v;
+	size_t n = 0;
+
+	if (!lock_briefly(us))
+		return 0;
+	/* the walk may still wait in the buffer: read it first */
+	v = hashmap__find(&us->index, &k, sizeof(k));
+	if (!v) {
+		ring_buffer__consume(us->rb);
+		v = hashmap__find(&us->index, &k, sizeof(k));
+	}
+	if (v) {
+		*ips = us->v[*v].ips;
+		n = us->v[*v].n;
+	}
+	pthread_mutex_unlock(&us->lock);
+	return n;
+}
+
+void userstacks__stats(struct userstacks *us, struct userstacks_stats *st)
+{
+	pthread_mutex_lock(&us->lock);
+	*st = us->st;
+	pthread_mutex_unlock(&us->lock);
+}
+
+void userstacks__free(struct userstacks *us)
+{
+	size_t i;
+
+	if (!us)
+		return;
+	if (us->running) {
+		us->stop = 1;
+		pthread_join(us->thread, NULL);
+	}
+	ring_buffer__free(us->rb);
+	unwind_oracle__free(us->oracle);
+	for (i = 0; i < us->nr; i++)
+		free(us->v[i].ips);
+	free(us->v);
+	free(us->starts);
+	hashmap__free(&us->index);
+	pthread_mutex_destroy(&us->lock);
+	free(us);
+}
