@@ -45,7 +45,7 @@ static const struct argp_option record_options[] = {
 	{ "flush", OPT_FLUSH, "TIME", 0, "Write the blocks summed in the kernel every TIME, as samples stamped with the end of that interval (default 1s; 0: once per file, at its end)", 2 },
 	{ "stacks", OPT_STACKS, "user|kernel|both", 0, "Which call chains to record (default user)", 2 },
 	{ "unwind", OPT_UNWIND, "tables|fp", 0, "How user stacks are walked: tables (default) unwinds from each object's .eh_frame, complete through code built without frame pointers (glibc, most distribution binaries), and by frame pointers only where no table is loaded yet, marked so; fp follows frame pointers only, as perf does (cheaper; stops where a frame pointer is missing)", 2 },
-	{ "unwind-mem", OPT_UNWIND_MEM, "SIZE", 0, "Kernel memory for unwind tables, shared by all objects (default 16M: 2 million rows, about 25 processes the size of python3; objects that do not fit are walked by frame pointers, and the summary says so)", 2 },
+	{ "unwind-mem", OPT_UNWIND_MEM, "SIZE", 0, "Kernel memory for unwind tables, shared by all objects (default 32M: 4 million rows, what a make -j2 running gcc and clang at once holds; objects no process uses are taken back to make room; those that still do not fit are walked by frame pointers, and the summary says so)", 2 },
 	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted, and the wait for a CPU after each wakeup, split off its block as 'runqueue'), T (stopped), I (idle); default S,D. Each sample keeps its state", 2 },
 	{ "wakers", OPT_WAKERS, 0, 0, "Also record who woke each block: the waking thread and its stacks (--stacks), or the interrupt ([timer], [irq], [softirq:NET_RX], ...), and the chain of who woke the waker just before (up to 3 hops), as offcpu-waker samples", 2 },
 	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
@@ -392,7 +392,7 @@ void record_opts__defaults(struct record_opts *o)
 	o->buffer_bytes = 4 << 20;
 	o->transport = OFFCPU_TRANSPORT_RINGBUF;
 	o->unwind = UNWIND_TABLES;
-	o->unwind_mem = 16 << 20;
+	o->unwind_mem = 32 << 20;
 	o->flush_ns = 1000000000ULL;
 	o->max_entries = 16384;
 }
