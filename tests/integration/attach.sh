@@ -1,0 +1,42 @@
+# Complete stacks where offcpu attaches or processes are new (issue 22):
+# threads blocked before the recording began, and a new process's first
+# blocks, before its unwind tables are loaded, finished in user space.
+# shellcheck shell=bash
+
+# complete_share FOLDED COMM: "all complete" µs of COMM's blocks in folded
+# stacks, complete: through libc's start of main or of a thread (a stripped
+# program's own frames show as [unknown]), with no mark frame
+complete_share() {
+	awk -v c="$2" 'index($0, c ";") == 1 {
+		all += $NF
+		if (($0 ~ /;__libc_start_call_main;/ || $0 ~ /;start_thread;/) && $0 !~ /\[(no unwind|unwind:|user stack unknown)/)
+			ok += $NF
+	} END { printf "%d %d\n", all, ok }' "$1"
+}
+
+# Children a recorded command execs (not held: only the command is) are
+# complete from their first block: their walks before their tables are
+# loaded are finished in user space.
+test_attach_exec_children_complete() {
+	local all ok
+	record_truth -o c.data -- sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 0.1; done'
+	cat rec.err
+	"$OFFCPU" report -i c.data --folded >c.folded || fail "report failed"
+	read -r all ok < <(complete_share c.folded sleep)
+	echo "sleep: $((all / 1000)) ms off-CPU, $((ok / 1000)) ms complete"
+	note "8 exec'd sleeps: $((ok / 1000)) of $((all / 1000)) ms complete"
+	[ "$all" -ge 700000 ] || { cat c.folded; fail "only $((all / 1000)) ms of sleep recorded"; }
+	[ $((ok * 100)) -ge $((all * 95)) ] || { grep '^sleep;' c.folded; fail "less than 95% of the sleeps' time is complete"; }
+	grep -q "walks that met code with no table yet ([1-9]" rec.err ||
+		note "no walk needed finishing in user space (the tables were in time)"
+}
+
+# The same with the finishing off (OFFCPU_LATE_STACKS=0): what it is for.
+test_attach_exec_children_without_late_stacks() {
+	local all ok
+	OFFCPU_LATE_STACKS=0 record_truth -o c.data -- sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 0.1; done'
+	"$OFFCPU" report -i c.data --folded >c.folded || fail "report failed"
+	read -r all ok < <(complete_share c.folded sleep)
+	note "without finishing in user space: $((ok / 1000)) of $((all / 1000)) ms of the sleeps complete"
+	! grep -q "finished in user space" rec.err || fail "stacks were finished in user space with OFFCPU_LATE_STACKS=0"
+}
