@@ -425,6 +425,10 @@ int write_before_samples(struct record *r)
 		struct perf_event_header *h = (void *)buf;
 		int size;
 
+		/* the command's own threads began with the recording: nothing before it */
+		if (r->have_workload && (began >= r->workload_start_ns ||
+					 (!began && tgid == (uint32_t)r->wl.pid)))
+			continue;
 		if (n) {
 			chain[s.nr_ips++] = PERF_CONTEXT_USER;
 			for (k = 0; k < n && k < OFFCPU_MAX_STACK_DEPTH; k++) {

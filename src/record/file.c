@@ -76,6 +76,8 @@ void print_summary(struct record *r, uint64_t file_size)
 		.unwind_ns = r->unw ? r->st.unwind_ns : NULL,
 		.unw = r->unw ? &ust : NULL,
 		.late = r->us ? &lst : NULL,
+		/* a command began with the recording: its threads waited for nothing before */
+		.start_ns = r->have_workload ? r->workload_start_ns : r->start_ns,
 	};
 
 	if (r->unw)

@@ -470,6 +470,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (r.have_workload) {
+		r.workload_start_ns = now_ns();
 		err = workload__start(&r.wl, r.unw ? load_held : NULL, &r, &stop_signal);
 		if (err) {
 			pr_err("cannot execute '%s': %s", r.o.argv[0], strerror(-err));

@@ -70,6 +70,7 @@ struct record {
 	struct maptab *maps;
 	struct workload wl;
 	bool have_workload, workload_started;
+	uint64_t workload_start_ns; /* when the command was started */
 	struct output out;
 	uint64_t file_start_ns;
 	uint64_t file_base; /* bytes a file starts with (synthesized side-band) */

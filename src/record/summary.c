@@ -108,6 +108,14 @@ static void print_unwind(FILE *f, const struct summary *s)
 			(unsigned long long)s->late->deferred_unwound,
 			(unsigned long long)s->late->deferred_failed,
 			(unsigned long long)s->cnt[OFFCPU_CNT_SNAP_LOST]);
+	if (s->late && s->late->first_began && s->late->first_began < s->start_ns) {
+		/* the name is another user's: escaped */
+		fprintf(f, "offcpu: %llu threads were already waiting when the recording began; the "
+			"longest, ", (unsigned long long)s->late->start);
+		fput_escaped(f, s->late->first_comm, 0);
+		fprintf(f, " (tid %u), for %.1f s before it (offcpu report shows where each waits)\n",
+			s->late->first_tid, (double)(s->start_ns - s->late->first_began) / 1e9);
+	}
 	fmt_size(u->rows * sizeof(struct offcpu_unw_row), used, sizeof(used));
 	fmt_size(u->bytes, cap, sizeof(cap));
 	fprintf(f, "offcpu: unwind tables: %llu objects (%llu without a table), %llu rows (%s), "
@@ -385,11 +393,15 @@ void summary__print(FILE *f, const struct summary *s)
 			(unsigned long long)cnt[OFFCPU_CNT_KERNEL_HELPER]);
 	if (cnt[OFFCPU_CNT_OPEN_START] || cnt[OFFCPU_CNT_OPEN_END])
 		fprintf(f, "offcpu: blocks under way: %llu were already when the recording began "
-			"(%.3f s, counted from then, user stacks unknown), %llu still were when it ended "
+			"(%.3f s, counted from then, %s), %llu still were when it ended "
 			"(%.3f s, counted up to then)\n",
 			(unsigned long long)cnt[OFFCPU_CNT_OPEN_START],
-			cnt[OFFCPU_CNT_OPEN_START_NS] / 1e9, (unsigned long long)cnt[OFFCPU_CNT_OPEN_END],
-			cnt[OFFCPU_CNT_OPEN_END_NS] / 1e9);
+			cnt[OFFCPU_CNT_OPEN_START_NS] / 1e9,
+			/* their user stacks: read while they slept (userstacks.c), or not known */
+			!s->late ? "user stacks unknown" :
+			s->late->start_unwound >= s->late->start ? "user stacks read as they slept" :
+			"user stacks read as they slept where they had not run since",
+			(unsigned long long)cnt[OFFCPU_CNT_OPEN_END], cnt[OFFCPU_CNT_OPEN_END_NS] / 1e9);
 	if (cnt[OFFCPU_CNT_WAKEUPS] || cnt[OFFCPU_CNT_RUNQ]) {
 		fprintf(f, "offcpu: ");
 		if (cnt[OFFCPU_CNT_WAKEUPS])

@@ -87,6 +87,7 @@ struct summary {
 	const uint64_t *unwind_ns;
 	const struct unwinder_stats *unw;
 	const struct userstacks_stats *late; /* stacks finished in user space, or NULL */
+	uint64_t start_ns; /* when the recording began (CLOCK_MONOTONIC) */
 };
 
 /* What each way a table walk ends is called in the summary and the report. */

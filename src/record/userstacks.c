@@ -169,6 +169,21 @@ static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 
 	us->st.start++;
 	us->st.start_began += sn->began != 0;
+	if (sn->began && (!us->st.first_began || sn->began < us->st.first_began)) {
+		char path[96];
+		FILE *f;
+
+		us->st.first_began = sn->began;
+		us->st.first_tid = sn->tid;
+		us->st.first_comm[0] = 0;
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", sn->tgid, sn->tid);
+		f = fopen(path, "re");
+		if (f && fgets(us->st.first_comm, sizeof(us->st.first_comm), f) &&
+		    strlen(us->st.first_comm) && us->st.first_comm[strlen(us->st.first_comm) - 1] == '\n')
+			us->st.first_comm[strlen(us->st.first_comm) - 1] = 0;
+		if (f)
+			fclose(f);
+	}
 	end = mapping_end(sn->tgid, sp);
 	if (end > sp) {
 		local.iov_len = remote.iov_len = end - sp < sizeof(us->buf) ? end - sp : sizeof(us->buf);

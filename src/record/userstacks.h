@@ -36,6 +36,10 @@ struct userstacks_stats {
 	uint64_t kept_full; /* finished stacks not kept: the memory for them was full */
 	uint64_t busy; /* lookups that found the reader busy (a file that blocks) */
 	uint64_t finished[16]; /* deferred walks finished, by where the BPF walk stopped */
+	/* the thread blocked at the start whose block began first */
+	uint64_t first_began;
+	uint32_t first_tid;
+	char first_comm[16];
 };
 
 /* Over the ring buffer @fd. Returns NULL with errno. */
