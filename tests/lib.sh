@@ -31,8 +31,8 @@ within() {
 
 # per_tid_perf FILE: "tid ns" per thread of the offcpu-time event, read by perf script
 per_tid_perf() {
-	perf script -i "$1" -F tid,period 2>"$1.script.err" |
-		awk 'NF == 2 { s[$1] += $2 } END { for (t in s) print t, s[t] }'
+	perf script -i "$1" -F tid,period,event 2>"$1.script.err" |
+		awk 'NF == 3 && $3 == "offcpu-time:" { s[$1] += $2 } END { for (t in s) print t, s[t] }'
 }
 
 # per_tid_offcpu FILE: "tid ns" per thread, read by offcpu report

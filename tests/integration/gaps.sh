@@ -8,7 +8,9 @@ STACKS=$ROOT/$BUILD/tests/stacks
 
 # sum_comm FILE COMM: offcpu-time ns of COMM, read by perf script
 sum_comm() {
-	perf script -i "$1" -F comm,period 2>/dev/null | awk -v c="$2" '$1 == c { s += $2 } END { print s + 0 }'
+	# offcpu-time only: offcpu-before says how long a block had lasted before the start
+	perf script -i "$1" -F comm,period,event 2>/dev/null |
+		awk -v c="$2" '$1 == c && $3 == "offcpu-time:" { s += $2 } END { print s + 0 }'
 }
 
 # -o - with a command that prints: its stdout goes to stderr, the stream stays whole
@@ -39,22 +41,39 @@ test_open_block_at_end() {
 	perf report -i d.data --stdio 2>&1 | grep -q 'clock_nanosleep' || fail "perf report does not show the sleep"
 }
 
-# -p of a process asleep the whole time: counted from the start, stack said unknown
+# -p of a process asleep the whole time: counted from the start, its user
+# stack read as it slept, and since when it slept said by an offcpu-before
+# sample; without that reading (OFFCPU_LATE_STACKS=0), its stack said unknown
 test_open_block_at_start() {
+	local t0 before
+	t0=$(awk '{ printf "%d", $1 * 1e9 }' /proc/uptime)
 	sleep 30 &
 	local pid=$!
-	sleep 0.2
+	sleep 0.5
 	"$OFFCPU" record -o p.data -d 1 --stacks both -p "$pid" 2>rec.err || { kill $pid; fail "record failed"; }
+	OFFCPU_LATE_STACKS=0 "$OFFCPU" record -o u.data -d 0.3 --stacks both -p "$pid" 2>u.err ||
+		{ kill $pid; fail "record failed"; }
 	kill $pid
 	cat rec.err
 	t=$(sum_comm p.data sleep)
 	echo "sleep: $t ns"
 	within 5 "$t" 1000000000 || fail "sleep recorded $t ns, expected 1000 ms"
-	grep -q 'blocks under way: 1 were already when the recording began' rec.err || fail "the summary does not say"
-	"$OFFCPU" report -i p.data --folded >p.folded || fail "report failed"
+	grep -q 'blocks under way: 1 were already when the recording began (.*user stacks read as they slept' rec.err ||
+		fail "the summary does not say"
+	grep -q 'already waiting when the recording began; the longest, sleep (tid [0-9]*), for 0\.[5-9] s' rec.err ||
+		fail "the summary does not say since when the sleep waited"
+	"$OFFCPU" report -i p.data --folded -e offcpu-time >p.folded || fail "report failed"
 	cat p.folded
-	grep -q '^sleep;\[user stack unknown: blocked before the recording began\];.*hrtimer_nanosleep' p.folded ||
-		fail "no unknown user stack above the kernel's sleep"
+	grep -q '^sleep;.*__libc_start_call_main;.*clock_nanosleep.*;.*hrtimer_nanosleep' p.folded ||
+		fail "no user stack above the kernel's sleep"
+	# perf reads the offcpu-before sample: the sleep had lasted about 0.5 s
+	before=$(perf script -i p.data -F event,period 2>/dev/null | awk '/offcpu-before/ { print $1 }')
+	echo "offcpu-before: ${before:-none} ns"
+	[ -n "$before" ] && [ "$before" -ge 450000000 ] && [ "$before" -le 900000000 ] ||
+		fail "offcpu-before says the sleep had lasted ${before:-nothing} ns, about 500 ms expected"
+	"$OFFCPU" report -i u.data --folded >u.folded || fail "report failed"
+	grep -q '^sleep;\[user stack unknown: blocked before the recording began\];.*hrtimer_nanosleep' u.folded ||
+		fail "OFFCPU_LATE_STACKS=0: no unknown user stack above the kernel's sleep"
 }
 
 # -d ends the command: the summary says with what

@@ -77,8 +77,8 @@ test_open_blocks_under_churn() {
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		"$OFFCPU" record -o c$i.data -d 0.3 -p "$pipe,$sleeper" 2>rec$i.err ||
 			{ kill $pipe $sleeper; cat rec$i.err; fail "record $i failed"; }
-		perf script -i c$i.data -F tid,comm,period 2>/dev/null |
-			awk '{ s[$1 " " $2] += $3 } END { for (t in s) print t, s[t] }' >c$i.tot
+		perf script -i c$i.data -F tid,comm,period,event 2>/dev/null |
+			awk '$4 == "offcpu-time:" { s[$1 " " $2] += $3 } END { for (t in s) print t, s[t] }' >c$i.tot
 	done
 	kill $pipe $sleeper 2>/dev/null
 	wait 2>/dev/null

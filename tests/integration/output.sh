@@ -5,8 +5,8 @@
 per_tid_all() {
 	local f
 	for f in "$@"; do
-		perf script -i "$f" -F tid,period 2>>script.err
-	done | awk 'NF == 2 { s[$1] += $2 } END { for (t in s) print t, s[t] }'
+		perf script -i "$f" -F tid,period,event 2>>script.err
+	done | awk 'NF == 3 && $3 == "offcpu-time:" { s[$1] += $2 } END { for (t in s) print t, s[t] }'
 }
 
 # --switch-output=TIME with --switch-max-files: at most that many files, each readable

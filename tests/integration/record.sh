@@ -131,7 +131,7 @@ test_tid_filter() {
 	local b=$!
 	"$OFFCPU" record -o t.data -t "$a" -d 1 2>rec.err || { kill $a $b; cat rec.err; fail "record -t failed"; }
 	kill $a $b 2>/dev/null
-	perf script -i t.data -F tid,period 2>/dev/null >samples.txt
+	perf script -i t.data -F tid,period,event 2>/dev/null | awk '$3 == "offcpu-time:" { print $1, $2 }' >samples.txt
 	awk '{ print $1 }' samples.txt | sort -u >tids.txt
 	cat tids.txt
 	grep -qw "$b" tids.txt && fail "thread $b recorded though not asked"
