@@ -97,6 +97,7 @@ void profile__free(struct profile *p)
 	hashmap__free(&p->stack_idx);
 	free(p->rows);
 	hashmap__free(&p->row_idx);
+	free(p->befores);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -324,9 +325,60 @@ int profile__pick_event(const struct profile *p, const char *name)
 	/* nothing passed the filters: an empty output of the main event */
 	pr_warn("no samples to show");
 	for (i = 0; i < p->nr_events; i++)
-		if (p->events[i].offcpu)
+		if (p->events[i].offcpu &&
+		    strcmp(strtab__get(&p->str, p->events[i].name), OFFCPU_BEFORE_EVENT_NAME))
 			return (int)i;
 	return 0;
+}
+
+/*
+ * The binaries every wait goes through, by their names: glibc (and the
+ * libraries it merged in 2.34), musl, their dynamic loaders, the vDSO.
+ */
+static bool system_dso(const char *name)
+{
+	static const char *const prefixes[] = { "libc.", "libc-", "libpthread.", "libpthread-",
+						"librt.", "librt-", "libdl.", "libdl-", "ld-",
+						"ld.so", "ld64.so", "[vdso]", "[vsyscall]" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+uint32_t profile__own_frame(const struct profile *p, uint32_t stack)
+{
+	uint32_t nr, i, user = UINT32_MAX, any = UINT32_MAX;
+	const uint32_t *fr;
+
+	if (stack >= p->nr_stacks)
+		return UINT32_MAX;
+	fr = profile__stack_frames(p, stack, &nr);
+	for (i = nr; i-- > 0;) {
+		const struct profile_frame *f = &p->frames[fr[i]];
+
+		if (f->label)
+			continue;
+		if (any == UINT32_MAX)
+			any = fr[i];
+		if (f->kernel)
+			continue;
+		if (user == UINT32_MAX)
+			user = fr[i];
+		if (!system_dso(profile__frame_dso(p, fr[i])))
+			return fr[i];
+	}
+	return user != UINT32_MAX ? user : any;
+}
+
+uint32_t profile__add_before(struct profile *p, const struct profile_before *b)
+{
+	if (GROW32(p->befores, p->cap_befores, p->nr_befores + 1))
+		return UINT32_MAX;
+	p->befores[p->nr_befores] = *b;
+	return p->nr_befores++;
 }
 
 const char *profile__frame_name(const struct profile *p, uint32_t frame)

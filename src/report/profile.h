@@ -4,7 +4,9 @@
  * distinct function, or function and source line with --lines), stacks
  * (frame ids, root first) and rows (event, process, thread, command, stack,
  * and for off-CPU time the wait's state and waker) with their summed period
- * and sample count. The session fills it; outputs only read it.
+ * and sample count; and the threads that were already waiting when the
+ * recording began (offcpu-before), apart from the rows. The session fills it;
+ * outputs only read it.
  */
 #ifndef OFFCPU_REPORT_PROFILE_H
 #define OFFCPU_REPORT_PROFILE_H
@@ -14,6 +16,18 @@
 #include <stdio.h>
 #include "../offcpu.h"
 #include "../util/hashmap.h"
+
+#ifndef OFFCPU_BEFORE_EVENT_NAME
+/*
+ * offcpu record's event for the threads blocked when the recording began:
+ * one sample each, at the recording's start, whose period is how long the
+ * block had lasted by then (0: not known), whose call chain is the block's
+ * and whose weight its state, as offcpu-time's. The block's time during the
+ * recording is in offcpu-time, as any block's. (Defined here until the
+ * recorder's perf.data definitions have it; the same text.)
+ */
+#define OFFCPU_BEFORE_EVENT_NAME "offcpu-before"
+#endif
 
 struct strtab {
 	struct hashmap idx;
@@ -75,6 +89,30 @@ struct profile_event {
 	uint64_t period, count; /* totals after filters */
 };
 
+/*
+ * What the recording saw of a wait under way at its start (how the session
+ * tells, session.c finish_befores()):
+ *   TO_END    still waiting when the recording ended: @during is all of it
+ *   ENDED     it ended @during after the start (its offcpu-time sample says)
+ *   ENDED_BY  it ended during the recording, within @during of the start (a
+ *             short block, summed where its own length cannot be told)
+ *   NOT_SEEN  no offcpu-time sample of the thread: @during is 0 (the wait
+ *             went on past this file's end, --switch-output, or was lost)
+ */
+enum before_end { BEFORE_TO_END, BEFORE_ENDED, BEFORE_ENDED_BY, BEFORE_NOT_SEEN };
+
+/* A thread waiting when the recording began (its offcpu-before sample), after the filters. */
+struct profile_before {
+	uint32_t pid, tid, comm;
+	uint32_t stack; /* the wait's call chain as the sample has it, root first */
+	uint32_t state; /* + 1, as a row's; 0 unknown */
+	uint32_t own; /* the frame it waits in (profile__own_frame); UINT32_MAX: no frame */
+	uint32_t end; /* enum before_end */
+	uint64_t start; /* the sample's time: the recording's start (CLOCK_MONOTONIC ns) */
+	uint64_t before; /* ns it had waited by then; 0: not known */
+	uint64_t during; /* ns it went on waiting in the recording, as @end says */
+};
+
 struct profile {
 	struct strtab str;
 	struct profile_event *events;
@@ -98,6 +136,14 @@ struct profile {
 	bool has_states; /* offcpu-time samples carry their state (weight; offcpu 0.2+) */
 	bool has_wakers; /* the file declares the offcpu-waker event (record --wakers) */
 	uint64_t orphan_wakers; /* offcpu-waker samples not right after their wait: ignored */
+	/* threads waiting when the recording began, longest wait first; their
+	 * samples are in no row unless --event offcpu-before chose them */
+	struct profile_before *befores;
+	uint32_t nr_befores, cap_befores;
+	bool has_before; /* the file declares the offcpu-before event */
+	/* CLOCK_DATA: the wall-clock time (ns since the epoch) of a CLOCK_MONOTONIC instant */
+	bool has_clock;
+	uint64_t clock_wall_ns, clock_mono_ns;
 	/* what folded, SVG and pprof draw (report --states, --wakers): profile__row_frames */
 	bool show_states, show_wakers;
 	uint32_t sep_frame; /* the label "--" between a wakee's and its waker's frames */
@@ -170,6 +216,41 @@ static inline uint64_t profile__value(const struct profile *p, uint32_t event, u
  */
 int profile__pick_event(const struct profile *p, const char *name);
 
+/*
+ * Where a thread waits, in its own code: the innermost frame of @stack that
+ * is neither the kernel's nor in libc, the dynamic loader or the vDSO (the
+ * calls every wait goes through); else its innermost user frame, else its
+ * innermost frame; UINT32_MAX when it has none.
+ */
+uint32_t profile__own_frame(const struct profile *p, uint32_t stack);
+/* Append a before-wait; returns its index, or UINT32_MAX when out of memory. */
+uint32_t profile__add_before(struct profile *p, const struct profile_before *b);
+/* How profile__before_total() bounds a wait: exactly, at least, at most; NONE: not known. */
+enum before_bound { BOUND_EXACT, BOUND_AT_LEAST, BOUND_AT_MOST, BOUND_NONE };
+/* How long @b has waited in all, as far as the file tells (see profile__before_bound()). */
+static inline uint64_t profile__before_total(const struct profile_before *b)
+{
+	return b->before + b->during;
+}
+/*
+ * Still waiting at the end, or since a moment not known: at least; a short
+ * block's end bounded: at most; both, or nothing seen of a wait of unknown
+ * start: nothing.
+ */
+static inline enum before_bound profile__before_bound(const struct profile_before *b)
+{
+	switch (b->end) {
+	case BEFORE_TO_END:
+		return BOUND_AT_LEAST;
+	case BEFORE_ENDED:
+		return b->before ? BOUND_EXACT : BOUND_AT_LEAST;
+	case BEFORE_ENDED_BY:
+		return b->before ? BOUND_AT_MOST : BOUND_NONE;
+	default:
+		return b->before ? BOUND_AT_LEAST : BOUND_NONE;
+	}
+}
+
 /* A frame's function name and binary; UINT32_MAX (no frame) gives placeholders. */
 const char *profile__frame_name(const struct profile *p, uint32_t frame);
 const char *profile__frame_dso(const struct profile *p, uint32_t frame);
@@ -180,6 +261,7 @@ struct text_opts {
 	size_t nr_keys;
 	double min_percent;
 	int top; /* entries whose call paths are shown */
+	bool no_before; /* leave out the threads waiting since before the recording */
 };
 enum sort_key { SORT_COMM, SORT_PID, SORT_TID, SORT_DSO, SORT_SYM, SORT_STATE, SORT_WAKER, SORT_NR };
 

@@ -33,6 +33,7 @@ enum {
 	OPT_TOP,
 	OPT_WAKERS,
 	OPT_STATES,
+	OPT_NO_BEFORE,
 };
 
 struct report_opts {
@@ -55,6 +56,9 @@ static const struct argp_option report_options[] = {
 				  "comm,dso,sym)", 0 },
 	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
 	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 10)", 0 },
+	{ "no-before", OPT_NO_BEFORE, 0, 0, "Leave out the threads waiting since before the "
+					    "recording began, which the text output lists first "
+					    "(record -p of a running process: offcpu-before)", 0 },
 	{ 0, 0, 0, 0, "Outputs (the text table when none is given):", 1 },
 	{ "folded", OPT_FOLDED, 0, 0, "Folded stacks on stdout: comm;outer;...;inner VALUE "
 				      "(us off-CPU, samples otherwise)", 1 },
@@ -105,6 +109,15 @@ static const char report_doc[] =
 	"frame, in microseconds (flamegraph.pl draws the waker on top):\n"
 	"  app;main;read;--;write;writer_loop;main;writer;[timer] 600412\n"
 	"and --states roots each stack with its state: [S];app;main;read 600412\n"
+	"\n"
+	"Threads already waiting when the recording began (record -p of a stuck\n"
+	"process) come first, longest wait first, each in the function of its own\n"
+	"it waits in (its innermost frame outside libc, ld.so and the vDSO), with\n"
+	"how long: before the recording (the offcpu-before event) and during it:\n"
+	"  hang-alpha  1234/1240  S  waiting in hang_mutex_alpha for at least 47.213 s\n"
+	"    (since 14:02:07, 45.213 s before the recording; still waiting at its end)\n"
+	"Their time before the recording is in no total, table or flame graph:\n"
+	"--event offcpu-before shows it as an event of its own.\n"
 	"\n"
 	"Examples:\n"
 	"  offcpu report -i app.data\n"
@@ -212,6 +225,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_STATES:
 		o->states = true;
+		break;
+	case OPT_NO_BEFORE:
+		o->t.no_before = true;
 		break;
 	case 'e':
 		o->s.event = arg;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include "session.h"
 #include "../perfdata/wakers.h"
@@ -20,6 +21,25 @@
 #define PERF_REG_BP 6
 #define PERF_REG_SP 7
 #define PERF_REG_IP 8
+
+/*
+ * A thread waiting when the recording began (its offcpu-before sample), and
+ * its offcpu-time samples since, whatever the filters: what became of that
+ * wait is told from them once the file is read (finish_befores()).
+ */
+struct before_track {
+	uint32_t pid, tid;
+	uint32_t shown; /* index into profile.befores; UINT32_MAX: the filters left it out */
+	uint64_t start; /* the recording's start: the sample's time */
+	bool gone; /* its thread id was given to a new thread: later samples are not its */
+	bool exited; /* its thread exited during the recording */
+	bool mark; /* a sample of it ends in the mark of a stack taken before offcpu ran */
+	uint64_t mark_sum; /* their periods */
+	uint64_t sum, first, last; /* its offcpu-time samples after the start: periods, times */
+	uint32_t waits; /* of them, the ones of a wait, not of a run queue */
+	uint64_t group_time, group_sum; /* its samples at one time: a block, its run queue part */
+	uint64_t ended; /* when a block streamed as it ended began at the start; 0: none did */
+};
 
 /* What a mapping's object number stands for here: a symbolizer dso and a profile dso. */
 struct mapobj {
@@ -62,6 +82,11 @@ struct session {
 	uint32_t last_tid;
 	uint64_t last_time, last_period;
 	struct hashmap waker_stacks; /* (pid, mappings, call chain) -> waker stack */
+	/* threads waiting when the recording began: tid -> index into tracks */
+	struct hashmap track_idx;
+	struct before_track *tracks;
+	size_t nr_tracks, cap_tracks;
+	uint64_t offcpu_last; /* the newest offcpu-time sample: the last drain of summed blocks */
 };
 
 static uint32_t comm_for(struct session *s, uint32_t pid, uint32_t tid)
@@ -254,6 +279,10 @@ static int on_fork(struct session *s, const struct perf_event_header *h)
 	ppid = t.ppid;
 	tid = t.tid;
 	ptid = t.ptid;
+	/* a waiting thread's id given to a new thread: its samples are the new one's */
+	v = s->nr_tracks ? hashmap__find(&s->track_idx, &tid, sizeof(tid)) : NULL;
+	if (v && t.time > s->tracks[*v].start)
+		s->tracks[*v].gone = true;
 	v = hashmap__find(&s->comm_of, &ptid, sizeof(ptid));
 	if (v && set_comm(s, tid, (uint32_t)*v))
 		return -ENOMEM;
@@ -261,6 +290,19 @@ static int on_fork(struct session *s, const struct perf_event_header *h)
 		return -ENOMEM;
 	/* a new process starts with a copy of its parent's mappings */
 	return procmaps__fork(&s->maps, ppid, pid);
+}
+
+/* A waiting thread that exits was not waiting at the recording's end. */
+static void on_exit_record(struct session *s, const struct perf_event_header *h)
+{
+	struct perf_record_task t;
+	uint64_t *v;
+
+	if (!s->nr_tracks || !perf_record__copy(h, &t, sizeof(t)))
+		return;
+	v = hashmap__find(&s->track_idx, &t.tid, sizeof(t.tid));
+	if (v && t.pid == s->tracks[*v].pid && t.time > s->tracks[*v].start)
+		s->tracks[*v].exited = true;
 }
 
 static bool in_list(const int *l, size_t n, uint32_t v)
@@ -661,15 +703,147 @@ static int on_waker(struct session *s, const struct perf_event_header *h,
 	return 0;
 }
 
+/*
+ * Whether the thread of @smp passes --pid, --tid and --comm: 1 yes, 0 no,
+ * -ENOMEM; its command in *@comm.
+ */
+static int wanted_thread(struct session *s, const struct perf_sample *smp, uint32_t *comm)
+{
+	const struct session_opts *o = s->o;
+	size_t i;
+
+	if (o->nr_pids && !in_list(o->pids, o->nr_pids, smp->pid))
+		return 0;
+	if (o->nr_tids && !in_list(o->tids, o->nr_tids, smp->tid))
+		return 0;
+	*comm = comm_for(s, smp->pid, smp->tid);
+	if (*comm == UINT32_MAX)
+		return -ENOMEM;
+	if (o->nr_comms) {
+		const char *c = strtab__get(&s->p->str, *comm);
+
+		for (i = 0; i < o->nr_comms && strcmp(o->comms[i], c); i++)
+			;
+		if (i == o->nr_comms)
+			return 0;
+	}
+	return 1;
+}
+
+/* A user stack that is only the mark of one taken before offcpu ran (not read by the recorder). */
+static bool before_mark(const struct perf_sample *smp)
+{
+	uint64_t ip;
+
+	if (smp->nr_ips < 2 || smp->ips[smp->nr_ips - 2] != (uint64_t)PERF_CONTEXT_USER)
+		return false;
+	ip = smp->ips[smp->nr_ips - 1];
+	return OFFCPU_UNW_IS_MARK(ip) && OFFCPU_UNW_MARK_REASON(ip) == OFFCPU_UNW_BEFORE_START;
+}
+
+/*
+ * An offcpu-time sample, before any filter: if its thread was waiting when
+ * the recording began, what it tells of that wait. offcpu record writes the
+ * block under way at the start like any block, counted from the start: as
+ * it ends, at its own time, when it lasts the threshold (then its time less
+ * its period, and its run queue part's at the same time, is the start);
+ * else summed, at the next drain of the summed map (its call chain, or the
+ * mark of a stack it could not read, is its own, so nothing else is summed
+ * with it there, but an identical chain of a later block may look the
+ * same); and if it lasted to the end, summed, at the last drain.
+ */
+static void track_wait(struct session *s, const struct perf_sample *smp, uint32_t state)
+{
+	struct before_track *t;
+	uint64_t *v;
+
+	if (smp->time > s->offcpu_last)
+		s->offcpu_last = smp->time;
+	if (!s->nr_tracks)
+		return;
+	v = hashmap__find(&s->track_idx, &smp->tid, sizeof(smp->tid));
+	if (!v)
+		return;
+	t = &s->tracks[*v];
+	if (t->gone || smp->pid != t->pid || smp->time <= t->start)
+		return;
+	t->sum += smp->period;
+	if (!t->first || smp->time < t->first)
+		t->first = smp->time;
+	if (smp->time > t->last)
+		t->last = smp->time;
+	if (state != OFFCPU_STATE_RUNQ + 1)
+		t->waits++;
+	if (smp->time != t->group_time) {
+		t->group_time = smp->time;
+		t->group_sum = 0;
+	}
+	t->group_sum += smp->period;
+	if (!t->ended && t->group_sum <= smp->time && smp->time - t->group_sum == t->start)
+		t->ended = smp->time;
+	if (before_mark(smp)) {
+		t->mark = true;
+		t->mark_sum += smp->period;
+	}
+}
+
+/*
+ * An offcpu-before sample: a thread waiting when the recording began. Kept
+ * apart from the rows (it is no time of the recording's), as a before-wait
+ * when --pid, --tid and --comm let it through, whatever --time says (the
+ * wait is measured over the whole recording).
+ */
+static int on_before(struct session *s, const struct perf_event_header *h,
+		     const struct perf_reader_event *e, const struct perf_sample *smp,
+		     uint32_t state)
+{
+	const struct session_opts *o = s->o;
+	struct profile_before b = { .pid = smp->pid, .tid = smp->tid, .state = state,
+				    .start = smp->time, .before = smp->period };
+	struct before_track *t;
+	int created, ret;
+	uint64_t *v;
+
+	if (!(e->attr.sample_type & PERF_SAMPLE_TIME))
+		return 0; /* not at the start of anything */
+	v = hashmap__upsert(&s->track_idx, &smp->tid, sizeof(smp->tid), &created);
+	if (!v)
+		return -ENOMEM;
+	if (!created)
+		return 0; /* one wait per thread: a second sample is a damaged file's */
+	if (grow_array((void **)&s->tracks, &s->cap_tracks, s->nr_tracks + 1, sizeof(*s->tracks)))
+		return -ENOMEM;
+	*v = s->nr_tracks;
+	t = &s->tracks[s->nr_tracks++];
+	memset(t, 0, sizeof(*t));
+	t->pid = smp->pid;
+	t->tid = smp->tid;
+	t->start = smp->time;
+	t->shown = UINT32_MAX;
+	if (o->event && strcmp(o->event, e->name) && strcmp(o->event, OFFCPU_EVENT_NAME))
+		return 0;
+	ret = wanted_thread(s, smp, &b.comm);
+	if (ret <= 0)
+		return ret;
+	b.stack = make_stack(s, h, smp, procmaps__get(&s->maps, smp->pid),
+			     (e->attr.sample_type & PERF_SAMPLE_CALLCHAIN) != 0);
+	if (b.stack == UINT32_MAX)
+		return -ENOMEM;
+	b.own = profile__own_frame(s->p, b.stack);
+	b.end = BEFORE_NOT_SEEN;
+	t->shown = profile__add_before(s->p, &b);
+	return t->shown == UINT32_MAX ? -ENOMEM : 0;
+}
+
 static int on_sample(struct session *s, const struct perf_event_header *h)
 {
 	const struct session_opts *o = s->o;
 	struct perf_sample smp;
-	size_t ev, klen, i;
+	size_t ev, klen;
 	uint32_t comm, row;
 	const struct addrspace *as;
 	const struct perf_reader_event *e;
-	bool chain, offcpu;
+	bool chain, offcpu, before;
 	uint32_t state = 0;
 	uint64_t *v;
 	int created, ret;
@@ -680,35 +854,32 @@ static int on_sample(struct session *s, const struct perf_event_header *h)
 	if (!strcmp(e->name, OFFCPU_WAKER_EVENT_NAME))
 		return on_waker(s, h, e, &smp);
 	offcpu = !strcmp(e->name, OFFCPU_EVENT_NAME);
+	before = !offcpu && !strcmp(e->name, OFFCPU_BEFORE_EVENT_NAME);
 	/* its waker sample, if any, comes next: it finds this one left out until it is added */
 	s->last_ok = offcpu;
 	s->last_row = UINT32_MAX;
 	s->last_tid = smp.tid;
 	s->last_time = smp.time;
 	s->last_period = smp.period;
-	if (offcpu && (e->attr.sample_type & PERF_SAMPLE_WEIGHT) &&
+	if ((offcpu || before) && (e->attr.sample_type & PERF_SAMPLE_WEIGHT) &&
 	    smp.weight <= OFFCPU_STATES_ALL)
 		state = (uint32_t)smp.weight;
+	if (offcpu && (e->attr.sample_type & PERF_SAMPLE_TIME))
+		track_wait(s, &smp, state);
+	if (before) {
+		ret = on_before(s, h, e, &smp, state);
+		/* a time before the recording's: in the rows only when --event chose it */
+		if (ret || !o->event || strcmp(o->event, e->name))
+			return ret;
+	}
 	if (o->event && strcmp(e->name, o->event))
-		return 0;
-	if (o->nr_pids && !in_list(o->pids, o->nr_pids, smp.pid))
-		return 0;
-	if (o->nr_tids && !in_list(o->tids, o->nr_tids, smp.tid))
 		return 0;
 	if (o->time_filter && (!(e->attr.sample_type & PERF_SAMPLE_TIME) ||
 			       smp.time < o->time_start || smp.time >= o->time_end))
 		return 0;
-	comm = comm_for(s, smp.pid, smp.tid);
-	if (comm == UINT32_MAX)
-		return -ENOMEM;
-	if (o->nr_comms) {
-		const char *c = strtab__get(&s->p->str, comm);
-
-		for (i = 0; i < o->nr_comms && strcmp(o->comms[i], c); i++)
-			;
-		if (i == o->nr_comms)
-			return 0;
-	}
+	ret = wanted_thread(s, &smp, &comm);
+	if (ret <= 0)
+		return ret;
 	as = procmaps__get(&s->maps, smp.pid);
 	ret = unwind_user(s, &e->attr, &smp);
 	if (ret < 0)
@@ -788,6 +959,9 @@ static int on_record(struct session *s, const struct perf_event_header *h)
 		return on_mmap(s, h);
 	case PERF_RECORD_FORK:
 		return on_fork(s, h);
+	case PERF_RECORD_EXIT:
+		on_exit_record(s, h);
+		return 0;
 	case PERF_RECORD_LOST:
 		if (perf_record__copy(h, &l, sizeof(l)))
 			s->p->lost_records += l.lost;
@@ -873,6 +1047,112 @@ static void progress(struct session *s, bool done)
 	}
 }
 
+/*
+ * A wait under way at the recording's end was summed at the last drain, its
+ * period counted up to the end; the drain comes a few milliseconds later
+ * (the programs detached, the tasks walked). The end itself is not in the
+ * file: it is the latest start + period of such a wait, trusted when two
+ * threads share it (no two waits end at the same nanosecond otherwise) or
+ * when it is within this of the drain.
+ */
+#define BEFORE_END_SLACK_NS 250000000ULL
+
+/* One sample at the last drain, of one wait: what a wait under way all along leaves. */
+static bool waited_to_end(const struct session *s, const struct before_track *t)
+{
+	return !t->gone && !t->exited && !t->ended && t->waits == 1 && t->first == t->last &&
+	       t->last == s->offcpu_last;
+}
+
+static int cmp_before(const void *a, const void *b)
+{
+	const struct profile_before *x = a, *y = b;
+	uint64_t tx = profile__before_total(x), ty = profile__before_total(y);
+
+	if (tx != ty)
+		return tx < ty ? 1 : -1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/*
+ * What became of each wait under way at the start, from its thread's
+ * offcpu-time samples (track_wait()): ended when a block streamed at its end
+ * began at the start (exact); still waiting at the end when its one sample
+ * is the last drain's and it ends where the recording does; ended, with its
+ * length, when its sample carries the mark of a stack not read (that wait's
+ * alone); else it ended within the first of its thread's samples (a short
+ * wait, summed: which sample is its own cannot be told for sure). Then
+ * longest wait first.
+ */
+static void finish_befores(struct session *s)
+{
+	struct profile *p = s->p;
+	uint64_t end = 0;
+	uint32_t at_end = 0;
+	bool trust;
+	size_t i;
+
+	for (i = 0; i < s->nr_tracks; i++) {
+		const struct before_track *t = &s->tracks[i];
+
+		if (!waited_to_end(s, t))
+			continue;
+		if (t->start + t->sum > end) {
+			end = t->start + t->sum;
+			at_end = 1;
+		} else if (t->start + t->sum == end) {
+			at_end++;
+		}
+	}
+	trust = end && (at_end >= 2 || s->offcpu_last - end <= BEFORE_END_SLACK_NS);
+	for (i = 0; i < s->nr_tracks; i++) {
+		const struct before_track *t = &s->tracks[i];
+		struct profile_before *b;
+
+		if (t->shown == UINT32_MAX)
+			continue;
+		b = &p->befores[t->shown];
+		if (t->ended) {
+			b->end = BEFORE_ENDED;
+			b->during = t->ended - t->start;
+		} else if (trust && waited_to_end(s, t) && t->start + t->sum == end) {
+			b->end = BEFORE_TO_END;
+			b->during = t->sum;
+		} else if (t->mark) {
+			b->end = BEFORE_ENDED;
+			b->during = t->mark_sum;
+		} else if (t->first) {
+			b->end = BEFORE_ENDED_BY;
+			b->during = t->first - t->start;
+		} else {
+			b->end = BEFORE_NOT_SEEN;
+			b->during = 0;
+		}
+	}
+	if (p->nr_befores)
+		qsort(p->befores, p->nr_befores, sizeof(*p->befores), cmp_before);
+}
+
+/* CLOCK_DATA (perf record -k): u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns. */
+static void read_clock(struct session *s)
+{
+	size_t size;
+	const uint8_t *f = perf_reader__feature(s->r, FEAT_CLOCK_DATA, &size);
+	uint32_t version, clockid;
+
+	if (!f || size < 24)
+		return;
+	memcpy(&version, f, 4);
+	memcpy(&clockid, f + 4, 4);
+	/* samples are on CLOCK_MONOTONIC (offcpu's, and perf's with -k mono): another clock's
+	 * reference says nothing of them */
+	if (version < 1 || clockid != CLOCK_MONOTONIC)
+		return;
+	memcpy(&s->p->clock_wall_ns, f + 8, 8);
+	memcpy(&s->p->clock_mono_ns, f + 16, 8);
+	s->p->has_clock = s->p->clock_wall_ns != 0;
+}
+
 static void session__free(struct session *s)
 {
 	hashmap__free(&s->comm_of);
@@ -884,6 +1164,8 @@ static void session__free(struct session *s)
 	free(s->bids);
 	hashmap__free(&s->chain_row);
 	hashmap__free(&s->waker_stacks);
+	hashmap__free(&s->track_idx);
+	free(s->tracks);
 	hashmap__free(&s->addr_frames);
 	unwind_oracle__free(s->oracle);
 	hashmap__free(&s->oracle_gen);
@@ -921,6 +1203,7 @@ int session__load(const struct session_opts *o, struct profile *p)
 	feat = perf_reader__feature(s.r, FEAT_BUILD_ID, &size);
 	if (feat)
 		parse_build_ids(&s, feat, size);
+	read_clock(&s);
 	while ((ret = perf_reader__next(s.r, &h)) > 0) {
 		ret = session__add(&s, h);
 		if (ret)
@@ -965,13 +1248,19 @@ int session__load(const struct session_opts *o, struct profile *p)
 		const struct perf_reader_event *e = perf_reader__event(s.r, i);
 
 		p->events[i].name = strtab__add(&p->str, e->name);
-		p->events[i].offcpu = !strcmp(e->name, OFFCPU_EVENT_NAME);
+		/* offcpu-before's periods are blocked time too: ms when --event chooses it */
+		p->events[i].offcpu = !strcmp(e->name, OFFCPU_EVENT_NAME) ||
+				      !strcmp(e->name, OFFCPU_BEFORE_EVENT_NAME);
+		if (!strcmp(e->name, OFFCPU_BEFORE_EVENT_NAME))
+			p->has_before = true;
 		/* what the file can say, whether or not a sample passed the filters */
-		if (p->events[i].offcpu && (e->attr.sample_type & PERF_SAMPLE_WEIGHT))
+		if (!strcmp(e->name, OFFCPU_EVENT_NAME) &&
+		    (e->attr.sample_type & PERF_SAMPLE_WEIGHT))
 			p->has_states = true;
 		if (!strcmp(e->name, OFFCPU_WAKER_EVENT_NAME))
 			p->has_wakers = true;
 	}
+	finish_befores(&s);
 	if (p->orphan_wakers)
 		pr_warn("%s: %llu waker samples without their wait, ignored (a damaged or "
 			"reordered file)", o->input, (unsigned long long)p->orphan_wakers);

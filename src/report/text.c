@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Default text output: per event, the top entries grouped by the sort keys
- * (the symbol and binary are those of the innermost frame, where the thread
- * blocked or ran), then, when symbols are among the keys, the call paths
- * that lead to the top entries. Every name in it (commands, threads,
+ * Default text output: first, when the file has them, the threads that were
+ * already waiting when the recording began, longest wait first, each with
+ * the function of its own it waits in; then per event, the top entries
+ * grouped by the sort keys (the symbol and binary are those of the innermost
+ * frame, where the thread blocked or ran), then, when symbols are among the
+ * keys, the call paths that lead to the top entries. Every name in it (commands, threads,
  * binaries, symbols, source files, wakers, event names) is another user's
  * choice and is printed escaped (fput_escaped): no raw control character
  * reaches the terminal, and a column is padded by the width it shows.
@@ -11,10 +13,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "profile.h"
 #include "../util/util.h"
 
 #define MAX_PATHS 3
+#define MAX_BEFORES 20 /* threads waiting since before the recording shown; --json has all */
 
 struct entry {
 	uint32_t event, comm, pid, tid, dso, sym, state, waker, chain;
@@ -123,6 +127,153 @@ static void print_paths(FILE *f, const struct profile *p, const struct entry *e,
 	free(paths);
 }
 
+/* A wait's length as people read it: 812.5 ms, 47.213 s, 12 min 03.4 s, 3 h 02 min 10 s. */
+static const char *fmt_wait(uint64_t ns, char *buf, size_t cap)
+{
+	uint64_t s = ns / 1000000000ULL;
+
+	if (ns < 1000000000ULL)
+		snprintf(buf, cap, "%.1f ms", (double)ns / 1e6);
+	else if (s < 60)
+		snprintf(buf, cap, "%.3f s", (double)ns / 1e9);
+	else if (s < 3600)
+		snprintf(buf, cap, "%u min %04.1f s", (unsigned)(s / 60),
+			 (double)(ns - s / 60 * 60 * 1000000000ULL) / 1e9);
+	else if (s < 86400)
+		snprintf(buf, cap, "%u h %02u min %02u s", (unsigned)(s / 3600),
+			 (unsigned)(s / 60 % 60), (unsigned)(s % 60));
+	else
+		snprintf(buf, cap, "%u d %02u h %02u min", (unsigned)(s / 86400),
+			 (unsigned)(s / 3600 % 24), (unsigned)(s / 60 % 60));
+	return buf;
+}
+
+/*
+ * The local wall-clock time of CLOCK_MONOTONIC instant @mono (the file's
+ * CLOCK_DATA relates the two), with the date when @date; false without it.
+ */
+static bool fmt_clock(const struct profile *p, uint64_t mono, bool date, char *buf, size_t cap)
+{
+	int64_t wall;
+	time_t t;
+	struct tm tm;
+
+	if (!p->has_clock)
+		return false;
+	wall = (int64_t)p->clock_wall_ns + ((int64_t)mono - (int64_t)p->clock_mono_ns);
+	t = (time_t)(wall / 1000000000LL);
+	if (wall < 0 || !localtime_r(&t, &tm))
+		return false;
+	return strftime(buf, cap, date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm) > 0;
+}
+
+/* Whether two CLOCK_MONOTONIC instants fall on the same local day. */
+static bool same_day(const struct profile *p, uint64_t a, uint64_t b)
+{
+	char da[32], db[32];
+
+	return fmt_clock(p, a, true, da, sizeof(da)) && fmt_clock(p, b, true, db, sizeof(db)) &&
+	       !strncmp(da, db, 10);
+}
+
+/* "waiting in hang_mutex_alpha for at least 47.213 s (since 14:02:07, 45.2 s before ...)" */
+static void print_before(FILE *f, const struct profile *p, const struct profile_before *b)
+{
+	enum before_bound bound = profile__before_bound(b);
+	bool still = b->end == BEFORE_TO_END || b->end == BEFORE_NOT_SEEN;
+	char t[64], c[32];
+	const char *name = profile__frame_name(p, b->own);
+
+	fprintf(f, "%s in ", still ? "waiting" : "waited");
+	if (b->own == UINT32_MAX) {
+		fprintf(f, "[no stack]");
+	} else {
+		fput_escaped(f, name, 0);
+		if (!strcmp(name, "[unknown]")) {
+			fprintf(f, " in ");
+			fput_escaped(f, profile__frame_dso(p, b->own), 0);
+		}
+	}
+	fmt_wait(profile__before_total(b), t, sizeof(t));
+	switch (bound) {
+	case BOUND_EXACT:
+		fprintf(f, " for %s in all", t);
+		break;
+	case BOUND_AT_LEAST:
+		fprintf(f, " for at least %s", t);
+		break;
+	case BOUND_AT_MOST:
+		fprintf(f, " for at most %s in all", t);
+		break;
+	case BOUND_NONE:
+		break;
+	}
+	if (!b->before) {
+		fprintf(f, " (since before the recording");
+	} else {
+		uint64_t since = b->start - b->before;
+
+		fprintf(f, " (since ");
+		if (fmt_clock(p, since, !same_day(p, since, b->start), c, sizeof(c)))
+			fprintf(f, "%s, ", c);
+		fprintf(f, "%s before the recording", fmt_wait(b->before, t, sizeof(t)));
+	}
+	fmt_wait(b->during, t, sizeof(t));
+	switch (b->end) {
+	case BEFORE_TO_END:
+		fprintf(f, "; still waiting at its end)");
+		break;
+	case BEFORE_ENDED:
+		fprintf(f, "; it ended %s into the recording)", t);
+		break;
+	case BEFORE_ENDED_BY:
+		fprintf(f, "; it ended within the recording's first %s)", t);
+		break;
+	default:
+		fprintf(f, "; none of it since is in this file)");
+		break;
+	}
+}
+
+/*
+ * The threads waiting when the recording began, longest wait first: what a
+ * stuck process looks like. One line each: command, pid/tid, state, and the
+ * function of its own it waits in, with how long and since when.
+ */
+static void print_befores(FILE *f, const struct profile *p)
+{
+	uint32_t i, n = p->nr_befores < MAX_BEFORES ? p->nr_befores : MAX_BEFORES;
+	int idw = 0, stw = 1;
+	char c[32], id[32];
+
+	for (i = 0; i < n; i++) {
+		const struct profile_before *b = &p->befores[i];
+		int w = snprintf(id, sizeof(id), "%u/%u", b->pid, b->tid);
+		int sw = (int)strlen(profile__state_name(b->state));
+
+		idw = w > idw ? w : idw;
+		stw = sw > stw ? sw : stw;
+	}
+	fprintf(f, "# threads waiting since before the recording began");
+	if (fmt_clock(p, p->befores[0].start, true, c, sizeof(c)))
+		fprintf(f, " at %s", c);
+	fprintf(f, ", longest first: %u\n", p->nr_befores);
+	for (i = 0; i < n; i++) {
+		const struct profile_before *b = &p->befores[i];
+
+		fprintf(f, "  ");
+		fput_escaped(f, strtab__get(&p->str, b->comm), 16);
+		snprintf(id, sizeof(id), "%u/%u", b->pid, b->tid);
+		fprintf(f, "  %*s  %-*s  ", idw, id, stw, profile__state_name(b->state));
+		print_before(f, p, b);
+		fputc('\n', f);
+	}
+	if (p->nr_befores > n)
+		fprintf(f, "  ... and %u more (--pid, --tid, --comm to choose, --json for all)\n",
+			p->nr_befores - n);
+	fputc('\n', f);
+}
+
 int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 {
 	struct hashmap idx = { 0 };
@@ -184,6 +335,8 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 	}
 	if (n)
 		qsort(ents, n, sizeof(*ents), cmp_entry);
+	if (p->nr_befores && !o->no_before)
+		print_befores(f, p);
 	for (ev = 0; ev < p->nr_events; ev++) {
 		const struct profile_event *e = &p->events[ev];
 		uint64_t total = profile__value(p, ev, e->period, e->count);
