@@ -6,6 +6,17 @@
  * and sample count, and its stack root first; off-CPU rows also say why they
  * waited when the file has it: "state", and "waker" (null: none recorded),
  * "chain" and "waker_stack".
+ *
+ * "before_waits" (when the file has offcpu-before): the threads waiting
+ * when the recording began, longest first, all of them; their samples are
+ * in no row and no event's total unless --event offcpu-before chose them.
+ * Each: comm, pid, tid, state, "function" and "dso" (where it waits in its
+ * own code; null: no stack), "before_ns" (waited before the start; null:
+ * not known), "during_ns", "end" (how the wait went on: "end" still waiting
+ * at the recording's end, "ended" during_ns into it, "ended_within" within
+ * during_ns, "not_seen"), "total_ns" and "bound" ("exact", "at_least",
+ * "at_most", "none"), "since_wall_ns" (when it began, ns since the epoch;
+ * null without the file's CLOCK_DATA or before_ns) and "stack".
  */
 #include <errno.h>
 #include <string.h>
@@ -115,6 +126,50 @@ static void why(FILE *f, const struct profile *p, const struct profile_row *r)
 		stack(f, p, r->waker_stack);
 }
 
+static void before_waits(FILE *f, const struct profile *p)
+{
+	static const char *const ends[] = { "end", "ended", "ended_within", "not_seen" };
+	static const char *const bounds[] = { "exact", "at_least", "at_most", "none" };
+	uint32_t i;
+
+	fprintf(f, ",\n\"before_waits\": [");
+	for (i = 0; i < p->nr_befores; i++) {
+		const struct profile_before *b = &p->befores[i];
+
+		fprintf(f, "%s\n  {\"comm\": ", i ? "," : "");
+		str(f, strtab__get(&p->str, b->comm));
+		fprintf(f, ", \"pid\": %u, \"tid\": %u, \"state\": ", b->pid, b->tid);
+		str(f, profile__state_name(b->state));
+		fprintf(f, ", \"function\": ");
+		if (b->own == UINT32_MAX) {
+			fprintf(f, "null, \"dso\": null");
+		} else {
+			str(f, profile__frame_name(p, b->own));
+			fprintf(f, ", \"dso\": ");
+			str(f, profile__frame_dso(p, b->own));
+		}
+		fprintf(f, ", \"before_ns\": ");
+		if (b->before)
+			fprintf(f, "%llu", (unsigned long long)b->before);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"during_ns\": %llu, \"end\": \"%s\", \"total_ns\": %llu, "
+			"\"bound\": \"%s\", \"since_wall_ns\": ", (unsigned long long)b->during,
+			ends[b->end], (unsigned long long)profile__before_total(b),
+			bounds[profile__before_bound(b)]);
+		if (p->has_clock && b->before)
+			fprintf(f, "%lld", (long long)p->clock_wall_ns +
+						   ((long long)(b->start - b->before) -
+						    (long long)p->clock_mono_ns));
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"stack\": ");
+		stack(f, p, b->stack);
+		fputc('}', f);
+	}
+	fprintf(f, "\n]");
+}
+
 int json__write(const struct profile *p, FILE *f)
 {
 	uint32_t i;
@@ -152,6 +207,9 @@ int json__write(const struct profile *p, FILE *f)
 		why(f, p, r);
 		fputc('}', f);
 	}
-	fprintf(f, "\n]}\n");
+	fprintf(f, "\n]");
+	if (p->has_before)
+		before_waits(f, p);
+	fprintf(f, "}\n");
 	return ferror(f) ? -EIO : 0;
 }
