@@ -2,10 +2,13 @@
 /*
  * Report unit tests: the symbolizer against this test binary (symbols, source
  * lines, build id check), demangling, and the folded and pprof outputs of a
- * profile built by hand, read back byte by byte.
+ * profile built by hand, read back byte by byte; and files written by hand
+ * (perf_writer) read by the session: wait states and wakers, threads waiting
+ * since before the recording began.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 #include "perfdata/writer.h"
 #include "perfdata/sample.h"
 #include "perfdata/wakers.h"
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -828,6 +832,507 @@ static void test_why_old_files(void)
 	profile__free(&p);
 }
 
+/*
+ * Threads waiting when the recording began, as offcpu record -p writes them:
+ * an offcpu-before sample each at the start (T0), its period how long its
+ * block had lasted by then, its weight its state; and the block's time during
+ * the recording in offcpu-time samples, as offcpu record writes a block under
+ * way at the start: streamed at its end when long, else summed at the next
+ * drain of the summed map (D1, one second in), or at the last one (F, a few
+ * ms after the recording's end, E) when still under way at the end. Process
+ * 99 ("app", this binary and libc mapped), one thread per case:
+ *   101 alpha    45 s before, still waiting at the end             in unit_probe_fn
+ *   102 bravo    10 s before, streamed at T0 + 1.5 s (1 ms of it on
+ *                a run queue), then a short block summed at F      in unit_probe_fn
+ *   103 charlie  since a moment not known, still waiting at the end in test_demangle
+ *   104 delta    5 s before, 200 ms in the recording, summed at D1
+ *                with the mark of a stack its recorder did not read
+ *   105 echo     3 s before, a short block summed at D1 (its stack),
+ *                then another, summed at F                         in unit_probe_fn
+ *   106 (a hostile name) 1 s before, still waiting at the end     in unit_probe_fn
+ *   110 foxtrot  no wait before the recording: 300 ms, streamed
+ * and process 200 ("other"), thread 201: 20 s before, to the end, in test_pprof.
+ */
+#define T0 1000000000ULL
+#define SEC 1000000000ULL
+#define BF_END (T0 + 2 * SEC)
+#define BF_LAST (BF_END + 6000000) /* the last drain: 6 ms after the end */
+#define BF_D1 (T0 + SEC)
+#define BF_WALL 1700000000ULL /* 2023-11-14 22:13:20 UTC: the wall clock at T0 */
+
+struct bf_file {
+	struct why_file wf;
+	uint64_t libc_ip; /* read() in libc, mapped at 0x7f0000000000 */
+	uint64_t own[3]; /* user chain: libc's read, unit_probe_fn, test_demangle */
+	uint64_t other[3]; /* test_demangle alone */
+	uint64_t pprof[2];
+	uint64_t mark[2]; /* a stack taken before offcpu ran */
+};
+
+/* A sample of @id (7 offcpu-time, 9 offcpu-before) of @pid/@tid. */
+static void bf_sample(struct bf_file *bf, uint64_t id, uint32_t pid, uint32_t tid, uint64_t time,
+		      uint64_t period, uint32_t state, const uint64_t *ips, uint32_t nr)
+{
+	struct perf_sample smp = { .id = id, .pid = pid, .tid = tid, .time = time,
+				   .period = period, .weight = state + 1, .ips = ips,
+				   .nr_ips = nr, .ip = nr > 1 ? ips[1] : 0 };
+
+	why_record(&bf->wf, bf->wf.time_type, &smp);
+}
+
+static void bf_comm(struct bf_file *bf, uint32_t pid, uint32_t tid, const char *comm)
+{
+	memset(bf->wf.buf, 0, sizeof(bf->wf.buf));
+	*(uint32_t *)(bf->wf.buf + 8) = pid;
+	*(uint32_t *)(bf->wf.buf + 12) = tid;
+	strcpy(bf->wf.buf + 16, comm);
+	put_sideband(bf->wf.w, bf->wf.time_type, bf->wf.buf, 16 + strlen(comm) + 1,
+		     PERF_RECORD_COMM, pid, 30);
+}
+
+/* libc, as process @pid maps it; 0 in @bf->libc_ip when read() is not found in a file. */
+static void bf_libc(struct bf_file *bf, uint32_t pid)
+{
+	/* libc's own read(), not an interceptor's (the sanitizers' build has one) */
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *fn = libc ? dlsym(libc, "read") : NULL;
+	char lib[4096];
+	uint64_t off = 0;
+
+	bf->libc_ip = 0;
+	if (libc)
+		dlclose(libc);
+	if (!fn || self_offset((uintptr_t)fn, &off, lib, sizeof(lib)) || !strstr(lib, "/libc"))
+		return;
+	memset(bf->wf.buf, 0, sizeof(bf->wf.buf));
+	*(uint32_t *)(bf->wf.buf + 8) = pid;
+	*(uint32_t *)(bf->wf.buf + 12) = pid;
+	*(uint64_t *)(bf->wf.buf + 16) = 0x7f0000000000ULL;
+	*(uint64_t *)(bf->wf.buf + 24) = 0x10000000;
+	*(uint32_t *)(bf->wf.buf + 64) = PROT_READ | PROT_EXEC;
+	strcpy(bf->wf.buf + 72, lib);
+	put_sideband(bf->wf.w, bf->wf.time_type, bf->wf.buf, 72 + strlen(lib) + 1,
+		     PERF_RECORD_MMAP2, pid, 25);
+	bf->libc_ip = 0x7f0000000000ULL + off + 2;
+}
+
+/*
+ * The file above; @before: offcpu-before declared and written; @clock: with
+ * perf's CLOCK_DATA (T0 is BF_WALL).
+ */
+static void bf_write(struct bf_file *bf, bool before, bool clock)
+{
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	struct why_file *wf = &bf->wf;
+	struct perf_event_attr attr = { 0 };
+	uint64_t id = 7, bid = 9;
+	int fd;
+
+	snprintf(wf->path, sizeof(wf->path), "/tmp/offcpu-unit-before.XXXXXX");
+	fd = mkstemp(wf->path);
+	CHECK(fd >= 0);
+	wf->time_type = OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_WEIGHT;
+	wf->w = perf_writer__new(fd);
+	attr.size = PERFDATA_ATTR_SIZE;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	attr.sample_type = wf->time_type;
+	attr.sample_id_all = 1;
+	CHECK(perf_writer__add_event(wf->w, &attr, OFFCPU_EVENT_NAME, &id, 1) == 0);
+	if (before)
+		CHECK(perf_writer__add_event(wf->w, &attr, OFFCPU_BEFORE_EVENT_NAME, &bid, 1) == 0);
+	if (clock) {
+		struct {
+			uint32_t version, clockid;
+			uint64_t wall, mono;
+		} ck = { 1, CLOCK_MONOTONIC, BF_WALL * SEC, T0 };
+
+		CHECK(perf_writer__set_feature(wf->w, FEAT_CLOCK_DATA, &ck, sizeof(ck)) == 0);
+	}
+	why_process(wf, 99, "app", 10);
+	why_process(wf, 200, "other", 20);
+	bf_libc(bf, 99);
+	bf_comm(bf, 99, 101, "alpha");
+	bf_comm(bf, 99, 102, "bravo");
+	bf_comm(bf, 99, 103, "charlie");
+	bf_comm(bf, 99, 104, "delta");
+	bf_comm(bf, 99, 105, "echo");
+	bf_comm(bf, 99, 106, "evil\x1b[2J;x");
+	bf_comm(bf, 99, 110, "foxtrot");
+	bf->own[0] = bf->other[0] = bf->pprof[0] = bf->mark[0] = (uint64_t)PERF_CONTEXT_USER;
+	bf->own[1] = bf->libc_ip;
+	bf->own[2] = mapped((void *)&unit_probe_fn);
+	bf->other[1] = mapped((void *)&test_demangle);
+	bf->pprof[1] = mapped((void *)&test_pprof);
+	bf->mark[1] = OFFCPU_UNW_MARK_OF(OFFCPU_UNW_BEFORE_START, 0);
+	if (before) {
+		bf_sample(bf, 9, 99, 101, T0, 45 * SEC, OFFCPU_STATE_S, bf->own, 3);
+		bf_sample(bf, 9, 99, 102, T0, 10 * SEC, OFFCPU_STATE_S, bf->own, 3);
+		bf_sample(bf, 9, 99, 103, T0, 0, OFFCPU_STATE_D, bf->other, 2);
+		bf_sample(bf, 9, 99, 104, T0, 5 * SEC, OFFCPU_STATE_S, bf->own, 3);
+		bf_sample(bf, 9, 99, 105, T0, 3 * SEC, OFFCPU_STATE_S, bf->own, 3);
+		bf_sample(bf, 9, 99, 106, T0, 1 * SEC, OFFCPU_STATE_S, bf->own, 3);
+		bf_sample(bf, 9, 200, 201, T0, 20 * SEC, OFFCPU_STATE_S, bf->pprof, 2);
+	}
+	/* bravo's block, streamed at its end: the wait, then its run queue part */
+	bf_sample(bf, 7, 99, 102, T0 + 1500000000, 1499000000, OFFCPU_STATE_S, bf->own, 3);
+	bf_sample(bf, 7, 99, 102, T0 + 1500000000, 1000000, OFFCPU_STATE_RUNQ, bf->own, 3);
+	bf_sample(bf, 7, 99, 110, T0 + 1700000000, 300000000, OFFCPU_STATE_S, bf->own, 3);
+	CHECK(perf_writer__write(wf->w, &round) == 0);
+	/* the first drain */
+	bf_sample(bf, 7, 99, 104, BF_D1, 200000000, OFFCPU_STATE_S, bf->mark, 2);
+	bf_sample(bf, 7, 99, 105, BF_D1, 100000000, OFFCPU_STATE_S, bf->own, 3);
+	CHECK(perf_writer__write(wf->w, &round) == 0);
+	/* the last drain: the waits under way at the end, counted up to it */
+	bf_sample(bf, 7, 99, 101, BF_LAST, BF_END - T0, OFFCPU_STATE_S, bf->own, 3);
+	bf_sample(bf, 7, 99, 102, BF_LAST, 300000000, OFFCPU_STATE_S, bf->other, 2);
+	bf_sample(bf, 7, 99, 103, BF_LAST, BF_END - T0, OFFCPU_STATE_D, bf->other, 2);
+	bf_sample(bf, 7, 99, 105, BF_LAST, 400000000, OFFCPU_STATE_S, bf->own, 3);
+	bf_sample(bf, 7, 99, 106, BF_LAST, BF_END - T0, OFFCPU_STATE_S, bf->own, 3);
+	bf_sample(bf, 7, 200, 201, BF_LAST, BF_END - T0, OFFCPU_STATE_S, bf->pprof, 2);
+	CHECK(perf_writer__write(wf->w, &round) == 0);
+	CHECK(perf_writer__finish(wf->w) == 0);
+	perf_writer__free(wf->w);
+	close(fd);
+}
+
+/* offcpu-time's periods in the file above: the before-samples' are in no total */
+#define BF_OFFCPU_NS                                                                       \
+	(1499000000ULL + 1000000 + 300000000 + 200000000 + 100000000 + 4 * (BF_END - T0) +  \
+	 300000000 + 400000000)
+
+static const struct profile_before *bf_find(const struct profile *p, uint32_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nr_befores; i++)
+		if (p->befores[i].tid == tid)
+			return &p->befores[i];
+	return NULL;
+}
+
+/* The text line of thread @tid (after its "pid/tid"), or NULL. */
+static const char *bf_line(const char *text, const char *id, char *out, size_t cap)
+{
+	const char *l = text ? strstr(text, id) : NULL;
+	size_t n;
+
+	if (!l)
+		return NULL;
+	n = strcspn(l, "\n");
+	snprintf(out, cap, "%.*s", (int)n, l);
+	return out;
+}
+
+static void test_before_waits(void)
+{
+	struct text_opts t = { .keys = { SORT_COMM }, .nr_keys = 1 };
+	struct session_opts o = { 0 };
+	const struct profile_before *b;
+	struct bf_file bf;
+	struct profile p;
+	char *buf = NULL, line[512];
+	int ev;
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	bf_write(&bf, true, true);
+	if (why_load(&bf.wf, &o, &p))
+		goto out;
+	CHECK(bf.libc_ip != 0);
+	CHECK(p.has_before && p.has_clock);
+	CHECK_EQ_U64(p.nr_befores, 7);
+	/* longest first: 45 + 2, 20 + 2, 10 + 1.5, 5 + 0.2, 3 + at most 1, 1 + 2, 0 + 2 */
+	if (p.nr_befores == 7) {
+		static const uint32_t order[] = { 101, 201, 102, 104, 105, 106, 103 };
+		uint32_t i;
+
+		for (i = 0; i < 7; i++)
+			CHECK_EQ_U64(p.befores[i].tid, order[i]);
+	}
+	b = bf_find(&p, 101);
+	CHECK(b && b->end == BEFORE_TO_END && b->before == 45 * SEC && b->during == 2 * SEC);
+	CHECK(b && profile__before_bound(b) == BOUND_AT_LEAST);
+	CHECK(b && !strcmp(profile__frame_name(&p, b->own), "unit_probe_fn"));
+	b = bf_find(&p, 102);
+	CHECK(b && b->end == BEFORE_ENDED && b->during == 1500000000);
+	CHECK(b && profile__before_bound(b) == BOUND_EXACT);
+	b = bf_find(&p, 103);
+	CHECK(b && b->end == BEFORE_TO_END && !b->before && b->during == 2 * SEC);
+	CHECK(b && !strcmp(profile__state_name(b->state), "D"));
+	CHECK(b && !strcmp(profile__frame_name(&p, b->own), "test_demangle"));
+	b = bf_find(&p, 104);
+	CHECK(b && b->end == BEFORE_ENDED && b->during == 200000000);
+	b = bf_find(&p, 105);
+	CHECK(b && b->end == BEFORE_ENDED_BY && b->during == SEC);
+	CHECK(b && profile__before_bound(b) == BOUND_AT_MOST);
+	b = bf_find(&p, 201);
+	CHECK(b && b->end == BEFORE_TO_END);
+	CHECK(b && !strcmp(profile__frame_name(&p, b->own), "test_pprof"));
+	/* totals, tables, folded and json rows: offcpu-time's alone */
+	ev = profile__pick_event(&p, NULL);
+	CHECK(ev >= 0 && !strcmp(strtab__get(&p.str, p.events[ev].name), OFFCPU_EVENT_NAME));
+	if (ev >= 0) {
+		CHECK_EQ_U64(p.events[ev].period, BF_OFFCPU_NS);
+		CHECK_EQ_U64(p.events[ev].count, 11);
+	}
+	CHECK_EQ_U64(p.events[1].period, 0);
+	CHECK_EQ_U64(p.events[1].count, 0);
+	OUTPUT(buf, folded__write(&p, ev < 0 ? 0 : ev, f));
+	{
+		uint64_t sum = 0;
+		const char *c;
+
+		/* each line ends with its value: the number after its last space */
+		for (c = buf; c && *c; c += strcspn(c, "\n") + 1) {
+			const char *v = c + strcspn(c, "\n");
+
+			while (v > c && v[-1] != ' ')
+				v--;
+			sum += strtoull(v, NULL, 10);
+		}
+		CHECK_EQ_U64(sum, BF_OFFCPU_NS / 1000);
+	}
+	free(buf);
+	OUTPUT(buf, text__write(&p, &t, f));
+	CHECK(buf && strstr(buf, "# threads waiting since before the recording began at 2023-11-14 "
+				 "22:13:20, longest first: 7\n"));
+	CHECK(buf && strstr(buf, "# offcpu-time: 10800.000 ms off-CPU in 11 samples\n"));
+	CHECK(buf && !strstr(buf, "# offcpu-before"));
+	/* the section comes first, and its rows in order */
+	CHECK(buf && strstr(buf, "# threads") == buf);
+	CHECK(buf && strstr(buf, "99/101") < strstr(buf, "200/201"));
+	CHECK(buf && strstr(buf, "200/201") < strstr(buf, "99/102"));
+	CHECK(buf && strstr(buf, "99/106") < strstr(buf, "99/103"));
+	CHECK_STR(bf_line(buf, "99/101", line, sizeof(line)),
+		  "99/101  S  waiting in unit_probe_fn for at least 47.000 s (since 22:12:35, "
+		  "45.000 s before the recording; still waiting at its end)");
+	CHECK_STR(bf_line(buf, "99/102", line, sizeof(line)),
+		  "99/102  S  waited in unit_probe_fn for 11.500 s in all (since 22:13:10, "
+		  "10.000 s before the recording; it ended 1.500 s into the recording)");
+	CHECK_STR(bf_line(buf, "99/103", line, sizeof(line)),
+		  "99/103  D  waiting in test_demangle for at least 2.000 s (since before the "
+		  "recording; still waiting at its end)");
+	CHECK_STR(bf_line(buf, "99/104", line, sizeof(line)),
+		  "99/104  S  waited in unit_probe_fn for 5.200 s in all (since 22:13:15, 5.000 s "
+		  "before the recording; it ended 200.0 ms into the recording)");
+	CHECK_STR(bf_line(buf, "99/105", line, sizeof(line)),
+		  "99/105  S  waited in unit_probe_fn for at most 4.000 s in all (since 22:13:17, "
+		  "3.000 s before the recording; it ended within the recording's first 1.000 s)");
+	CHECK(buf && strstr(buf, "\n  alpha              99/101  S  waiting"));
+	CHECK(buf && strstr(buf, "\n  other             200/201  S  waiting in test_pprof"));
+	/* another user's thread name, escaped: no escape sequence reaches the terminal */
+	CHECK(buf && strstr(buf, "\n  evil\\x1b[2J;x      99/106  S  "));
+	CHECK(buf && !strchr(buf, '\x1b'));
+	free(buf);
+	/* json: every wait, and no row of offcpu-before */
+	OUTPUT(buf, json__write(&p, f));
+	CHECK(buf && strstr(buf, "\"before_waits\": [\n  {\"comm\": \"alpha\", \"pid\": 99, "
+				 "\"tid\": 101, \"state\": \"S\", \"function\": \"unit_probe_fn\", "
+				 "\"dso\": "));
+	CHECK(buf && strstr(buf, "\"before_ns\": 45000000000, \"during_ns\": 2000000000, \"end\": "
+				 "\"end\", \"total_ns\": 47000000000, \"bound\": \"at_least\", "
+				 "\"since_wall_ns\": 1699999955000000000, \"stack\": ["));
+	CHECK(buf && strstr(buf, "\"before_ns\": null, \"during_ns\": 2000000000, "
+				 "\"end\": \"end\""));
+	CHECK(buf && strstr(buf, "\"end\": \"ended_within\", \"total_ns\": 4000000000, "
+				 "\"bound\": \"at_most\""));
+	CHECK(buf && strstr(buf, "\"comm\": \"evil\\u001b[2J;x\""));
+	CHECK(buf && !strstr(buf, "{\"event\": \"offcpu-before\""));
+	free(buf);
+	/* --no-before */
+	t.no_before = true;
+	OUTPUT(buf, text__write(&p, &t, f));
+	CHECK(buf && !strstr(buf, "waiting since before"));
+	free(buf);
+out:
+	unlink(bf.wf.path);
+	profile__free(&p);
+}
+
+/* --pid, --tid, --comm choose the threads; --event another event leaves them out. */
+static void test_before_filters(void)
+{
+	struct bf_file bf;
+	int pids[1] = { 200 }, tids[2] = { 103, 101 };
+	char *comms[1] = { "echo" };
+	struct session_opts o = { 0 };
+	struct profile p;
+	char *buf = NULL;
+
+	bf_write(&bf, true, false);
+	o.pids = pids;
+	o.nr_pids = 1;
+	if (!why_load(&bf.wf, &o, &p)) {
+		CHECK_EQ_U64(p.nr_befores, 1);
+		CHECK(p.nr_befores == 1 && p.befores[0].tid == 201);
+		/* still at the end: the other process's waits tell where the end is */
+		CHECK(p.nr_befores == 1 && p.befores[0].end == BEFORE_TO_END);
+		CHECK_EQ_U64(p.events[0].period, BF_END - T0);
+	}
+	profile__free(&p);
+	bf_write(&bf, true, false);
+	memset(&o, 0, sizeof(o));
+	o.tids = tids;
+	o.nr_tids = 2;
+	if (!why_load(&bf.wf, &o, &p)) {
+		struct text_opts t = { .keys = { SORT_COMM }, .nr_keys = 1 };
+
+		CHECK_EQ_U64(p.nr_befores, 2);
+		CHECK(p.nr_befores == 2 && p.befores[0].tid == 101 && p.befores[1].tid == 103);
+		OUTPUT(buf, text__write(&p, &t, f));
+		/* no CLOCK_DATA: the relative times alone */
+		CHECK(buf && strstr(buf, "# threads waiting since before the recording began, "
+					 "longest first: 2\n"));
+		CHECK(buf && strstr(buf, "for at least 47.000 s (since 45.000 s before the "
+					 "recording; still waiting at its end)\n"));
+		free(buf);
+	}
+	profile__free(&p);
+	bf_write(&bf, true, false);
+	memset(&o, 0, sizeof(o));
+	o.comms = comms;
+	o.nr_comms = 1;
+	if (!why_load(&bf.wf, &o, &p))
+		CHECK(p.nr_befores == 1 && p.befores[0].tid == 105);
+	profile__free(&p);
+	/* --event offcpu-before: its samples are the rows, the waits still listed */
+	bf_write(&bf, true, false);
+	memset(&o, 0, sizeof(o));
+	o.event = OFFCPU_BEFORE_EVENT_NAME;
+	if (!why_load(&bf.wf, &o, &p)) {
+		int ev = profile__pick_event(&p, OFFCPU_BEFORE_EVENT_NAME);
+
+		CHECK_EQ_U64(p.nr_befores, 7);
+		CHECK(ev == 1);
+		if (ev == 1) {
+			CHECK_EQ_U64(p.events[1].period, (45 + 10 + 5 + 3 + 1 + 20) * SEC);
+			CHECK_EQ_U64(p.events[1].count, 7);
+			CHECK_EQ_U64(p.events[0].count, 0);
+		}
+	}
+	profile__free(&p);
+	unlink(bf.wf.path);
+}
+
+/*
+ * A lone wait at the last drain: to the end when it ends within the drain's
+ * few milliseconds of it, not when it ended long before (a short block summed
+ * there, its thread running since).
+ */
+static void test_before_lone(void)
+{
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	struct session_opts o = { 0 };
+	struct perf_event_attr attr = { 0 };
+	struct profile p;
+	struct bf_file bf;
+	uint64_t id = 7, bid = 9, ips[2];
+	int pass, fd;
+
+	for (pass = 0; pass < 2; pass++) {
+		struct why_file *wf = &bf.wf;
+
+		snprintf(wf->path, sizeof(wf->path), "/tmp/offcpu-unit-lone.XXXXXX");
+		fd = mkstemp(wf->path);
+		CHECK(fd >= 0);
+		wf->time_type = OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_WEIGHT;
+		wf->w = perf_writer__new(fd);
+		attr.size = PERFDATA_ATTR_SIZE;
+		attr.type = PERF_TYPE_SOFTWARE;
+		attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+		attr.sample_type = wf->time_type;
+		attr.sample_id_all = 1;
+		CHECK(perf_writer__add_event(wf->w, &attr, OFFCPU_EVENT_NAME, &id, 1) == 0);
+		CHECK(perf_writer__add_event(wf->w, &attr, OFFCPU_BEFORE_EVENT_NAME, &bid, 1) == 0);
+		why_process(wf, 99, "app", 10);
+		ips[0] = (uint64_t)PERF_CONTEXT_USER;
+		ips[1] = mapped((void *)&unit_probe_fn);
+		bf_sample(&bf, 9, 99, 99, T0, 7 * SEC, OFFCPU_STATE_S, ips, 2);
+		/* pass 0: under way to the end (2 s); pass 1: 300 ms, then it ran */
+		bf_sample(&bf, 7, 99, 99, BF_LAST, pass ? 300000000 : BF_END - T0, OFFCPU_STATE_S,
+			  ips, 2);
+		CHECK(perf_writer__write(wf->w, &round) == 0);
+		CHECK(perf_writer__finish(wf->w) == 0);
+		perf_writer__free(wf->w);
+		close(fd);
+		if (!why_load(wf, &o, &p) && p.nr_befores == 1) {
+			CHECK_EQ_U64(p.befores[0].end, pass ? BEFORE_ENDED_BY : BEFORE_TO_END);
+			CHECK_EQ_U64(p.befores[0].during, pass ? BF_LAST - T0 : BF_END - T0);
+		} else {
+			CHECK(0);
+		}
+		unlink(wf->path);
+		profile__free(&p);
+	}
+}
+
+/* At most 20 lines: the rest counted; a file without offcpu-before has no such section. */
+static void test_before_cap(void)
+{
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	struct text_opts t = { .keys = { SORT_COMM }, .nr_keys = 1 };
+	struct session_opts o = { 0 };
+	struct perf_event_attr attr = { 0 };
+	struct why_file wf;
+	struct bf_file bf;
+	struct profile p;
+	uint64_t id = 7, bid = 9, ips[2];
+	char *buf = NULL;
+	uint32_t tid;
+	int fd;
+
+	snprintf(bf.wf.path, sizeof(bf.wf.path), "/tmp/offcpu-unit-cap.XXXXXX");
+	fd = mkstemp(bf.wf.path);
+	CHECK(fd >= 0);
+	bf.wf.time_type = OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_WEIGHT;
+	bf.wf.w = perf_writer__new(fd);
+	attr.size = PERFDATA_ATTR_SIZE;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	attr.sample_type = bf.wf.time_type;
+	attr.sample_id_all = 1;
+	CHECK(perf_writer__add_event(bf.wf.w, &attr, OFFCPU_EVENT_NAME, &id, 1) == 0);
+	CHECK(perf_writer__add_event(bf.wf.w, &attr, OFFCPU_BEFORE_EVENT_NAME, &bid, 1) == 0);
+	why_process(&bf.wf, 99, "app", 10);
+	ips[0] = (uint64_t)PERF_CONTEXT_USER;
+	ips[1] = mapped((void *)&unit_probe_fn);
+	for (tid = 1000; tid < 1023; tid++)
+		bf_sample(&bf, 9, 99, tid, T0, (tid - 999) * SEC, OFFCPU_STATE_S, ips, 2);
+	for (tid = 1000; tid < 1023; tid++)
+		bf_sample(&bf, 7, 99, tid, BF_LAST, BF_END - T0, OFFCPU_STATE_S, ips, 2);
+	CHECK(perf_writer__write(bf.wf.w, &round) == 0);
+	CHECK(perf_writer__finish(bf.wf.w) == 0);
+	perf_writer__free(bf.wf.w);
+	close(fd);
+	if (!why_load(&bf.wf, &o, &p)) {
+		CHECK_EQ_U64(p.nr_befores, 23);
+		OUTPUT(buf, text__write(&p, &t, f));
+			CHECK(buf && strstr(buf, "longest first: 23\n  app               99/1022  "
+					 "S  waiting in unit_probe_fn for at least 25.000 s"));
+		CHECK(buf && strstr(buf, "99/1003") && !strstr(buf, "99/1002 "));
+		CHECK(buf && strstr(buf, "\n  ... and 3 more (--pid, --tid, --comm to choose, "
+					 "--json for all)\n\n# offcpu-time"));
+		free(buf);
+	}
+	unlink(bf.wf.path);
+	profile__free(&p);
+	/* none: no section, no json list */
+	why_write(&wf, true, true);
+	if (!why_load(&wf, &o, &p)) {
+		CHECK(!p.has_before && !p.nr_befores);
+		OUTPUT(buf, text__write(&p, &t, f));
+		CHECK(buf && !strstr(buf, "waiting since before"));
+		CHECK(buf && !strncmp(buf, "# offcpu-time:", 14));
+		free(buf);
+		OUTPUT(buf, json__write(&p, f));
+		CHECK(buf && !strstr(buf, "before_waits"));
+		free(buf);
+	}
+	unlink(wf.path);
+	profile__free(&p);
+}
+
 const struct unit_test report_tests[] = {
 	{ "report: session sorts records of a round by time", test_session_orders_rounds },
 	{ "report: symbolizer resolves this binary, lines, build id check", test_symbolizer_self },
@@ -841,5 +1346,9 @@ const struct unit_test report_tests[] = {
 	{ "report: wait states and wakers: folded, svg and json", test_why_folded },
 	{ "report: wait states and wakers: text table sorted by state and waker", test_why_table },
 	{ "report: files without states or wakers", test_why_old_files },
+	{ "report: waits since before the recording: rows, order, durations", test_before_waits },
+	{ "report: waits since before the recording: filters", test_before_filters },
+	{ "report: waits since before the recording: a lone wait at the end", test_before_lone },
+	{ "report: waits since before the recording: 20 lines, none without", test_before_cap },
 	{ 0 },
 };
