@@ -40,6 +40,7 @@ UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_queue.c tests/unit/test_
 	src/report/text.c src/report/json.c src/report/svg.c src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
 	$(BUILD)/tests/hostile
+WORKLOADS += $(BUILD)/tests/hang
 
 .PHONY: all clean check check-run unit demo install deps bench
 
