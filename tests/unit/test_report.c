@@ -1216,21 +1216,41 @@ static void test_before_filters(void)
 }
 
 /*
- * A lone wait at the last drain: to the end when it ends within the drain's
- * few milliseconds of it, not when it ended long before (a short block summed
- * there, its thread running since).
+ * Waits at the last drain: to the end when their period reaches where the
+ * recording ended, which is where two of them end, or where one ends within
+ * 250 ms of the drain; a lone one that ended long before the drain (a short
+ * block summed there, its thread running since) did not last. And a wait
+ * with no sample after the start.
  */
 static void test_before_lone(void)
 {
 	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	static const struct {
+		uint64_t period; /* of each thread's one sample at the drain; 0: none */
+		uint64_t drain; /* the drain's time */
+		int threads;
+		uint32_t end;
+		uint64_t during;
+	} pass[] = {
+		{ BF_END - T0, BF_LAST, 1, BEFORE_TO_END, BF_END - T0 },
+		{ 300000000, BF_LAST, 1, BEFORE_ENDED_BY, BF_LAST - T0 },
+		{ 0, BF_LAST, 1, BEFORE_NOT_SEEN, 0 },
+		/* a drain 400 ms late: two waits that end together are still the end */
+		{ BF_END - T0, BF_END + 400000000, 2, BEFORE_TO_END, BF_END - T0 },
+		/* one alone is not: that it lasted is more than the file can say */
+		{ BF_END - T0, BF_END + 400000000, 1, BEFORE_ENDED_BY, BF_END + 400000000 - T0 },
+	};
+	struct text_opts t = { .keys = { SORT_COMM }, .nr_keys = 1 };
 	struct session_opts o = { 0 };
 	struct perf_event_attr attr = { 0 };
 	struct profile p;
 	struct bf_file bf;
 	uint64_t id = 7, bid = 9, ips[2];
-	int pass, fd;
+	char *buf = NULL;
+	size_t i;
+	int k, fd;
 
-	for (pass = 0; pass < 2; pass++) {
+	for (i = 0; i < ARRAY_SIZE(pass); i++) {
 		struct why_file *wf = &bf.wf;
 
 		snprintf(wf->path, sizeof(wf->path), "/tmp/offcpu-unit-lone.XXXXXX");
@@ -1248,19 +1268,27 @@ static void test_before_lone(void)
 		why_process(wf, 99, "app", 10);
 		ips[0] = (uint64_t)PERF_CONTEXT_USER;
 		ips[1] = mapped((void *)&unit_probe_fn);
-		bf_sample(&bf, 9, 99, 99, T0, 7 * SEC, OFFCPU_STATE_S, ips, 2);
-		/* pass 0: under way to the end (2 s); pass 1: 300 ms, then it ran */
-		bf_sample(&bf, 7, 99, 99, BF_LAST, pass ? 300000000 : BF_END - T0, OFFCPU_STATE_S,
-			  ips, 2);
+		for (k = 0; k < pass[i].threads; k++)
+			bf_sample(&bf, 9, 99, 99 + k, T0, 7 * SEC, OFFCPU_STATE_S, ips, 2);
+		for (k = 0; k < pass[i].threads && pass[i].period; k++)
+			bf_sample(&bf, 7, 99, 99 + k, pass[i].drain, pass[i].period, OFFCPU_STATE_S,
+				  ips, 2);
 		CHECK(perf_writer__write(wf->w, &round) == 0);
 		CHECK(perf_writer__finish(wf->w) == 0);
 		perf_writer__free(wf->w);
 		close(fd);
-		if (!why_load(wf, &o, &p) && p.nr_befores == 1) {
-			CHECK_EQ_U64(p.befores[0].end, pass ? BEFORE_ENDED_BY : BEFORE_TO_END);
-			CHECK_EQ_U64(p.befores[0].during, pass ? BF_LAST - T0 : BF_END - T0);
+		if (!why_load(wf, &o, &p) && p.nr_befores == (uint32_t)pass[i].threads) {
+			CHECK_EQ_U64(p.befores[0].end, pass[i].end);
+			CHECK_EQ_U64(p.befores[0].during, pass[i].during);
 		} else {
 			CHECK(0);
+		}
+		if (pass[i].end == BEFORE_NOT_SEEN) {
+			OUTPUT(buf, text__write(&p, &t, f));
+			CHECK(buf && strstr(buf, "  S  waiting in unit_probe_fn for at least 7.000 s "
+						 "(since 7.000 s before the recording; none of it since "
+						 "is in this file)\n"));
+			free(buf);
 		}
 		unlink(wf->path);
 		profile__free(&p);
@@ -1348,7 +1376,7 @@ const struct unit_test report_tests[] = {
 	{ "report: files without states or wakers", test_why_old_files },
 	{ "report: waits since before the recording: rows, order, durations", test_before_waits },
 	{ "report: waits since before the recording: filters", test_before_filters },
-	{ "report: waits since before the recording: a lone wait at the end", test_before_lone },
+	{ "report: waits since before the recording: which lasted to the end", test_before_lone },
 	{ "report: waits since before the recording: 20 lines, none without", test_before_cap },
 	{ 0 },
 };
