@@ -1285,9 +1285,9 @@ static void test_before_lone(void)
 		}
 		if (pass[i].end == BEFORE_NOT_SEEN) {
 			OUTPUT(buf, text__write(&p, &t, f));
-			CHECK(buf && strstr(buf, "  S  waiting in unit_probe_fn for at least 7.000 s "
-						 "(since 7.000 s before the recording; none of it since "
-						 "is in this file)\n"));
+			CHECK(buf && strstr(buf, "  S  waiting in unit_probe_fn for at least "
+						 "7.000 s (since 7.000 s before the recording; "
+						 "none of it since is in this file)\n"));
 			free(buf);
 		}
 		unlink(wf->path);
