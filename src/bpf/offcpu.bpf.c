@@ -1010,7 +1010,23 @@ static __always_inline long table_walk(struct task_struct *task, struct pt_regs 
 			c.s->copy_at = c.s->sp;
 			c.s->copy_len = len;
 		} else {
+			__u64 first = 4096 - (c.s->sp & 4095);
+
+			/* a page never touched in the mapping (the top of a new
+			 * process's stack, below its random offset) fails the copy
+			 * whole: what is there page by page, sp's page first */
 			count(OFFCPU_CNT_UNW_COPY_FAIL);
+			if (first > 4096)
+				first = 4096;
+			if (first <= len &&
+			    bpf_probe_read_user(c.copy, first, (void *)c.s->sp) == 0) {
+				c.s->copy_at = c.s->sp;
+				c.s->copy_len = first;
+				if (first + 4096 <= len &&
+				    bpf_probe_read_user(c.copy + first, 4096,
+							(void *)(c.s->sp + first)) == 0)
+					c.s->copy_len = first + 4096;
+			}
 		}
 	}
 	bpf_loop(OFFCPU_MAX_STACK_DEPTH, uw_step, &c, 0);
@@ -2051,10 +2067,16 @@ static __always_inline void follow(struct task_struct *parent, struct task_struc
 }
 
 /* A workload is recorded from its exec on, not while it waits to be started. */
-static __always_inline void arm_at_exec(struct task_struct *p)
+static __always_inline void arm_at_exec(struct task_struct *p, bool btf)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	__u8 *v = bpf_map_lookup_elem(&tgid_filter, &tgid);
+	struct offcpu_task *t = task_of(p, btf, false);
+
+	/* the old program's stack mapping is gone: a copy bounded by it could
+	 * cross the end of the new one, and fail whole */
+	if (t)
+		t->stack_lo = t->stack_hi = 0;
 
 	if (v && *v == OFFCPU_FILTER_AT_EXEC)
 		*v = OFFCPU_FILTER_ACTIVE;
@@ -2071,14 +2093,14 @@ static __always_inline void arm_at_exec(struct task_struct *p)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p)
 {
-	arm_at_exec(p);
+	arm_at_exec(p, true);
 	return 0;
 }
 
 SEC("?raw_tp/sched_process_exec")
 int BPF_PROG(on_exec_raw, struct task_struct *p)
 {
-	arm_at_exec(p);
+	arm_at_exec(p, false);
 	return 0;
 }
 
