@@ -214,11 +214,17 @@ static void on_defer(struct userstacks *us, const struct offcpu_snap_defer *d)
 	int n;
 
 	us->st.deferred++;
+	/* its mappings read anew: the process may have exec'd since libdw last
+	 * saw it (a walk is deferred mostly after an exec), and a pc where the
+	 * old program had a module would be unwound by the wrong tables */
+	unwind_oracle__forget(us->oracle, (int)d->h.tgid);
 	n = unwind_oracle__unwind_regs(us->oracle, (int)d->h.tgid, (int)d->h.tid, (const uint64_t *)d->h.regs,
 				       d->h.regs[16], d->stack, len, ips, OFFCPU_MAX_STACK_DEPTH);
 	/* a lone pc is libdw's answer when it knows nothing of the process */
 	if (n <= 1) {
 		us->st.deferred_failed++;
+		pr_debug("tid %u: a walk that stopped (reason %u) not finished in user space: %s",
+			 d->h.tid, d->h.state, n < 0 ? strerror(-n) : "libdw found no caller");
 		return;
 	}
 	if (keep(us, &d->h, ips, n)) {
