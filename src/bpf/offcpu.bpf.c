@@ -1451,7 +1451,9 @@ static __always_inline void account(void *ctx, struct offcpu_key *key, __u64 del
 				    __u64 time, bool kstack)
 {
 	__u64 ns = delta + runq;
-	bool is_long = ns >= thresh_ns;
+	/* a block under way at the start goes out whole, whatever its length:
+	 * when it ended is what the report says of a thread found waiting */
+	bool is_long = ns >= thresh_ns || key->user_stack == OFFCPU_STACK_UNKNOWN;
 
 	count(OFFCPU_CNT_BLOCKS);
 	count_n(OFFCPU_CNT_BLOCKS_NS, ns);
