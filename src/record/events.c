@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The mapping from the BPF program's ABI to perf records: events, samples, losses, side-band. */
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -346,6 +347,21 @@ int declare_events(struct record *r)
 	}
 	if (!err)
 		err = perf_writer__add_host_features(r->w, cmdline_argc, cmdline_argv);
+	if (!err) {
+		/* perf's CLOCK_DATA: samples' CLOCK_MONOTONIC against the wall clock, read
+		 * together, for perf script -F +tod and the report's "since 14:02:07" */
+		struct {
+			uint32_t version, clockid;
+			uint64_t wall_ns, clock_ns;
+		} cd = { 1, CLOCK_MONOTONIC, 0, 0 };
+		struct timespec wall, mono;
+
+		clock_gettime(CLOCK_REALTIME, &wall);
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		cd.wall_ns = (uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec;
+		cd.clock_ns = (uint64_t)mono.tv_sec * 1000000000ULL + (uint64_t)mono.tv_nsec;
+		err = perf_writer__set_feature(r->w, FEAT_CLOCK_DATA, &cd, sizeof(cd));
+	}
 	return err;
 }
 
