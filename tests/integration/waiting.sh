@@ -201,8 +201,9 @@ test_waiting_hand_made_file() {
 }
 
 # hang_check BINARY: the hang workload's threads, waiting since 2 s before a
-# 1 s recording (-p): every one listed, in its own function, still waiting
-# at the end, for (start - when it said it blocked) + 1 s within 50 ms
+# 2 s recording (-p): at least 95% of each one's time during the recording
+# under its own function, and every one listed, in its own function, still
+# waiting at the end, for (start - when it said it blocked) + 2 s within 50 ms
 hang_check() {
 	local bin=$1 pid n i t0 bad=0 comm tid ns fn line got want state
 	rm -f hang.txt
@@ -218,11 +219,11 @@ hang_check() {
 	done
 	[ "$n" -ge 7 ] || fail "hang did not block its 7 threads"
 	sleep 2
-	"$OFFCPU" record -p "$pid" -d 1 -o w.data 2>rec.err || fail "record failed"
+	"$OFFCPU" record -p "$pid" -d 2 -o w.data 2>rec.err || fail "record failed"
 	kill "$pid"
 	cat rec.err
 	perf script -i w.data -F event,time 2>/dev/null >script.txt
-	grep -q 'offcpu-before:' script.txt || skip "waiting for the recorder's offcpu-before samples"
+	grep -q 'offcpu-before:' script.txt || fail "no offcpu-before sample in the recording"
 	# the recording's start: the offcpu-before samples' time (perf prints seconds, to the us)
 	t0=$(awk '/offcpu-before:/ { sub(":", "", $1); printf "%.0f", $1 * 1e9; exit }' script.txt)
 	"$OFFCPU" report -i w.data >w.txt 2>w.err || { cat w.err; fail "report failed"; }
@@ -238,7 +239,15 @@ hang_check() {
 			continue
 		fi
 		got=$(sed -E 's/.* for at least ([0-9.]+) s .*/\1/' <<<"$line")
-		want=$((t0 - ns + 1000000000))
+		want=$((t0 - ns + 2000000000))
+		# its time during the recording, under its own function
+		"$OFFCPU" report -i w.data --tid "$tid" --folded >t.folded 2>/dev/null
+		if ! awk -v f=";$fn" '{ all += $NF; if (index($0, f ";") || index($0, f " ")) own += $NF } END { exit !(all >= 1900000 && own * 100 >= all * 95) }' t.folded; then
+			echo "  $comm/$tid: less than 95% of its 2 s under $fn:" >&2
+			cat t.folded >&2
+			bad=1
+			continue
+		fi
 		if awk -v g="$got" -v w="$want" 'BEGIN { d = g * 1e9 - w; if (d < 0) d = -d; exit !(d <= 50e6) }'; then
 			echo "  $comm/$tid: in $fn for $got s, blocked $((want / 1000000)) ms before the end"
 		else
