@@ -43,3 +43,30 @@ test_tables_taken_back() {
 	[ "$all" -ge 3000000 ] || fail "only $((all / 1000)) ms in hostile_block"
 	[ $((root * 100)) -ge $((all * 90)) ] || { grep hostile_block t.folded | head; fail "less than 90% of the blocks complete"; }
 }
+
+# Twelve distinct copies of python3.11 (each its own inode: its own table of
+# 65,000 rows), run one after another in 6M of table memory (786,000 rows):
+# the copies no process runs any more are taken back, and the last ones'
+# stacks are complete.
+test_tables_python_copies() {
+	local py=/usr/bin/python3.11 i all root
+	[ -x $py ] || skip "no $py"
+	for i in $(seq 12); do
+		cp $py "py$i" || fail "cannot copy $py"
+	done
+	printf 'import time\ndef py_sleeper():\n    for i in range(4):\n        time.sleep(0.05)\npy_sleeper()\n' >s.py
+	printf 'for i in $(seq 12); do PYTHONHOME=/usr ./py$i s.py || exit 1; done\n' >run.sh
+	record_truth --unwind-mem 6M -o p.data -- sh run.sh
+	cat rec.err
+	grep -q "were taken back" rec.err || fail "no table was taken back"
+	! grep -q "left without a table" rec.err || fail "an object was left without a table"
+	"$OFFCPU" report -i p.data --folded >p.folded || fail "report failed"
+	for i in 10 11 12; do
+		all=$(awk -v c="py$i;" 'index($0, c) == 1 && /clock_nanosleep/ { t += $NF } END { print t + 0 }' p.folded)
+		root=$(awk -v c="py$i;" 'index($0, c) == 1 && /clock_nanosleep/ && /;Py_BytesMain;/ && !/\[(no unwind|unwind:)/ { t += $NF } END { print t + 0 }' p.folded)
+		echo "py$i: $((all / 1000)) ms asleep, $((root / 1000)) ms reaching main"
+		[ "$all" -ge 150000 ] || fail "py$i: only $((all / 1000)) ms of sleep recorded"
+		[ "$root" = "$all" ] || { grep "^py$i;" p.folded; fail "py$i: not every sleep reaches main"; }
+	done
+	note "12 copies of python3.11 in 6M: the last three's sleeps all reach main"
+}
