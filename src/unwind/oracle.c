@@ -44,6 +44,8 @@ struct oracle_call {
 	uint64_t *ips;
 	int max, n;
 	bool reread; /* the mappings were read again during this unwind */
+	bool complete; /* libdw reached the outermost frame */
+	bool read_fault; /* libdw asked for memory outside the copy */
 	bool gone; /* that failed: the process is dropped after the walk */
 };
 
@@ -203,11 +205,15 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
 {
 	struct oracle_proc *p = dwfl_arg;
-	const struct oracle_call *c = p->call;
+	struct oracle_call *c = p->call;
 
 	if (!c || addr < c->sp || addr - c->sp > c->len ||
-	    c->len - (addr - c->sp) < sizeof(*result))
+	    c->len - (addr - c->sp) < sizeof(*result)) {
+		/* libdw may take a read it was refused for the end of the stack */
+		if (c)
+			c->read_fault = true;
 		return false;
+	}
 	memcpy(result, c->stack + (addr - c->sp), sizeof(*result));
 	return true;
 }
@@ -388,7 +394,8 @@ int unwind_oracle__unwind(struct unwind_oracle *o, int pid, int tid, uint64_t ip
 }
 
 int unwind_oracle__unwind_regs(struct unwind_oracle *o, int pid, int tid, const uint64_t *regs,
-			       uint64_t ip, const void *stack, size_t len, uint64_t *ips, int max)
+			       uint64_t ip, const void *stack, size_t len, uint64_t *ips, int max,
+			       bool *complete)
 {
 	struct oracle_call c = {
 		.o = o,
@@ -403,8 +410,11 @@ int unwind_oracle__unwind_regs(struct unwind_oracle *o, int pid, int tid, const 
 		.ips = ips,
 		.max = max,
 	};
+	int n = unwind_call(o, pid, &c);
 
-	return unwind_call(o, pid, &c);
+	if (complete)
+		*complete = c.complete;
+	return n;
 }
 
 static int unwind_call(struct unwind_oracle *o, int pid, struct oracle_call *call)
@@ -423,7 +433,10 @@ static int unwind_call(struct unwind_oracle *o, int pid, struct oracle_call *cal
 	p->call = &c;
 	finding_pid = o->maps ? 0 : pid;
 	/* its result says little: a walk may end on an error after good frames */
-	dwfl_getthread_frames(p->dwfl, c.tid, frame_cb, &c);
+	/* 0: it ended at the outermost frame (an undefined return address);
+	 * else an error (the copy ended) or the callback stopped it */
+	call->complete = dwfl_getthread_frames(p->dwfl, c.tid, frame_cb, &c) == 0 && !c.gone &&
+			 !c.read_fault;
 	finding_pid = 0;
 	p->call = NULL;
 	if (c.gone)

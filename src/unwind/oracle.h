@@ -21,6 +21,7 @@
 #ifndef OFFCPU_UNWIND_ORACLE_H
 #define OFFCPU_UNWIND_ORACLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -58,10 +59,12 @@ int unwind_oracle__unwind(struct unwind_oracle *o, int pid, int tid, uint64_t ip
 /*
  * The same from all 16 general registers (@regs, DWARF's order: rax rdx rcx
  * rbx rsi rdi rbp rsp r8..r15) and the pc: some frames need more than rbp
- * and rsp (glibc's __vfork keeps its return address in rdi).
+ * and rsp (glibc's __vfork keeps its return address in rdi). *@complete
+ * (may be NULL): whether libdw reached the outermost frame.
  */
 int unwind_oracle__unwind_regs(struct unwind_oracle *o, int pid, int tid, const uint64_t *regs,
-			       uint64_t ip, const void *stack, size_t len, uint64_t *ips, int max);
+			       uint64_t ip, const void *stack, size_t len, uint64_t *ips, int max,
+			       bool *complete);
 
 /*
  * Forget a process (it exited or exec'd): its modules are reported again next
