@@ -26,6 +26,21 @@
  * its innermost frame in @ip (0: none) and, in @unw, 1 + how the table walk
  * of its user stack ended (0: no walk).
  */
+/* A stack finished in user space replaces the walk's: complete, or marked where libdw stopped. */
+static void late_stack(struct record *r, const uint64_t *late, size_t nl, const uint64_t **uips,
+		       uint32_t *nu, uint64_t *mark, unsigned *unw)
+{
+	*uips = late;
+	*nu = (uint32_t)nl;
+	*mark = 0;
+	if (OFFCPU_UNW_IS_MARK(late[nl - 1])) {
+		*mark = late[nl - 1];
+		--*nu;
+	}
+	if (r->tables)
+		*unw = 1 + (*mark ? OFFCPU_UNW_MARK_REASON(*mark) : UNW_FINISHED_LATE);
+}
+
 static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_t kkey,
 			  uint64_t ukey, uint64_t *chain, uint64_t *ip, unsigned *unw)
 {
@@ -63,24 +78,15 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 						 (uint32_t)(uips[nu - 1] - OFFCPU_UNW_DEFER_LO), &late);
 
 		nu--;
-		if (nl) {
-			uips = late;
-			nu = (uint32_t)nl;
-			mark = 0;
-			if (r->tables)
-				*unw = 1 + UNW_FINISHED_LATE;
-		}
+		if (nl)
+			late_stack(r, late, nl, &uips, &nu, &mark, unw);
 	} else if (r->us && before) {
 		const uint64_t *late;
 		size_t nl = userstacks__start_stack(r->us, tid, &late, NULL, NULL);
 
 		if (nl) {
-			uips = late;
-			nu = (uint32_t)nl;
-			mark = 0;
+			late_stack(r, late, nl, &uips, &nu, &mark, unw);
 			before = false;
-			if (r->tables)
-				*unw = 1 + UNW_FINISHED_LATE;
 		}
 	}
 	for (i = 0; i < nu; i++)

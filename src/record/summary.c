@@ -100,13 +100,17 @@ static void print_unwind(FILE *f, const struct summary *s)
 	if (s->late && (s->late->start || s->late->deferred))
 		fprintf(f, "offcpu: user stacks finished in user space (libdw): %llu threads blocked at "
 			"the start (%llu with a stack, %llu ran before it was read; %llu knew since "
-			"when); %llu walks that met code with no table yet (%llu finished, %llu not: "
-			"the process gone or not unwound); %llu not sent (buffer full)\n",
+			"when; %.0f us each); %llu walks that met code with no table yet (%llu "
+			"finished, %llu not: the process gone or not unwound; %.0f us each); %llu not "
+			"sent (buffer full)\n",
 			(unsigned long long)s->late->start, (unsigned long long)s->late->start_unwound,
 			(unsigned long long)s->late->start_ran, (unsigned long long)s->late->start_began,
+			s->late->start ? (double)s->late->start_ns / 1e3 / (double)s->late->start : 0,
 			(unsigned long long)s->late->deferred,
 			(unsigned long long)s->late->deferred_unwound,
 			(unsigned long long)s->late->deferred_failed,
+			s->late->deferred ? (double)s->late->deferred_ns / 1e3 /
+					    (double)s->late->deferred : 0,
 			(unsigned long long)s->cnt[OFFCPU_CNT_SNAP_LOST]);
 	if (s->late && s->late->first_began && s->late->first_began < s->start_ns) {
 		/* the name is another user's: escaped */

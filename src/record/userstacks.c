@@ -47,6 +47,9 @@ struct userstacks {
 	uint32_t *starts; /* indices of the threads blocked at the start, in order */
 	size_t nr_starts, cap_starts;
 	struct userstacks_stats st;
+	struct { uint64_t start, end; } *maps; /* of process maps_tgid (mapping_end()) */
+	size_t nr_maps, cap_maps;
+	uint32_t maps_tgid;
 	uint8_t buf[START_COPY];
 };
 
@@ -114,26 +117,52 @@ static struct ustack *keep(struct userstacks *us, const struct offcpu_snap *sn, 
 	return u;
 }
 
-/* The end of the mapping of process @tgid that holds @addr, or 0. */
-static uint64_t mapping_end(uint32_t tgid, uint64_t addr)
+/*
+ * A stack libdw did not unwind to its outermost frame (the copy ended, a pc
+ * in no module) ends with a mark, as the BPF walk's do: never taken for
+ * complete. @ips has room for one more.
+ */
+static int end_mark(uint64_t *ips, int n, bool complete)
+{
+	if (n > 0 && !complete) {
+		ips[n] = OFFCPU_UNW_MARK_OF(OFFCPU_UNW_READ_FAULT, n & 0x7f);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The end of the mapping of process @tgid that holds @addr, or 0. The
+ * mappings of the last process asked are kept: the threads blocked at the
+ * start come process by process, a thousand of them from one at times.
+ */
+static uint64_t mapping_end(struct userstacks *us, uint32_t tgid, uint64_t addr)
 {
 	char path[64], line[4096 + 128];
-	uint64_t end = 0;
+	size_t i;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		struct maps_line ml;
+	if (tgid != us->maps_tgid) {
+		us->nr_maps = 0;
+		us->maps_tgid = tgid;
+		snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			struct maps_line ml;
 
-		if (maps_line__parse(line, &ml) == 0 && addr >= ml.start && addr < ml.end) {
-			end = ml.end;
-			break;
+			if (maps_line__parse(line, &ml) || grow_array((void **)&us->maps, &us->cap_maps,
+								      us->nr_maps + 1, sizeof(*us->maps)))
+				continue;
+			us->maps[us->nr_maps].start = ml.start;
+			us->maps[us->nr_maps++].end = ml.end;
 		}
+		if (f)
+			fclose(f);
 	}
-	if (f)
-		fclose(f);
-	return end;
+	for (i = 0; i < us->nr_maps; i++)
+		if (addr >= us->maps[i].start && addr < us->maps[i].end)
+			return us->maps[i].end;
+	return 0;
 }
 
 /* How often thread @tid has switched (voluntarily or not), or UINT64_MAX. */
@@ -162,10 +191,13 @@ static uint64_t switches_of(uint32_t tgid, uint32_t tid)
 static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 {
 	uint64_t ips[OFFCPU_MAX_STACK_DEPTH], sp = sn->regs[7], end;
+	bool complete = false;
 	struct iovec local = { us->buf, 0 }, remote = { (void *)(uintptr_t)sp, 0 };
 	struct ustack *u;
 	ssize_t got = -1;
 	int n = 0;
+
+	uint64_t t0 = now_ns();
 
 	us->st.start++;
 	us->st.start_began += sn->began != 0;
@@ -184,7 +216,7 @@ static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 		if (f)
 			fclose(f);
 	}
-	end = mapping_end(sn->tgid, sp);
+	end = mapping_end(us, sn->tgid, sp);
 	if (end > sp) {
 		local.iov_len = remote.iov_len = end - sp < sizeof(us->buf) ? end - sp : sizeof(us->buf);
 		got = process_vm_readv((pid_t)sn->tgid, &local, 1, &remote, 1, 0);
@@ -196,11 +228,13 @@ static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 	if (got > 0)
 		n = unwind_oracle__unwind_regs(us->oracle, (int)sn->tgid, (int)sn->tid, (const uint64_t *)sn->regs,
 					       sn->regs[16], us->buf, (size_t)got, ips,
-					       OFFCPU_MAX_STACK_DEPTH);
+					       OFFCPU_MAX_STACK_DEPTH - 1, &complete);
+	n = end_mark(ips, n, complete);
 	if (n > 0)
 		us->st.start_unwound++;
 	/* kept without frames too: when it began is still known */
 	u = keep(us, sn, ips, n > 0 ? n : 0);
+	us->st.start_ns += now_ns() - t0;
 	if (u && !grow_array((void **)&us->starts, &us->cap_starts, us->nr_starts + 1,
 			     sizeof(*us->starts)))
 		us->starts[us->nr_starts++] = (uint32_t)(u - us->v);
@@ -211,7 +245,10 @@ static void on_defer(struct userstacks *us, const struct offcpu_snap_defer *d)
 {
 	uint64_t ips[OFFCPU_MAX_STACK_DEPTH];
 	size_t len = d->h.copy_len < sizeof(d->stack) ? d->h.copy_len : sizeof(d->stack);
+	bool complete = false;
 	int n;
+
+	uint64_t t0 = now_ns();
 
 	us->st.deferred++;
 	/* its mappings read anew: the process may have exec'd since libdw last
@@ -219,7 +256,9 @@ static void on_defer(struct userstacks *us, const struct offcpu_snap_defer *d)
 	 * old program had a module would be unwound by the wrong tables */
 	unwind_oracle__forget(us->oracle, (int)d->h.tgid);
 	n = unwind_oracle__unwind_regs(us->oracle, (int)d->h.tgid, (int)d->h.tid, (const uint64_t *)d->h.regs,
-				       d->h.regs[16], d->stack, len, ips, OFFCPU_MAX_STACK_DEPTH);
+				       d->h.regs[16], d->stack, len, ips, OFFCPU_MAX_STACK_DEPTH - 1,
+				       &complete);
+	us->st.deferred_ns += now_ns() - t0;
 	/* a lone pc is libdw's answer when it knows nothing of the process */
 	if (n <= 1) {
 		us->st.deferred_failed++;
@@ -227,6 +266,9 @@ static void on_defer(struct userstacks *us, const struct offcpu_snap_defer *d)
 			 d->h.tid, d->h.state, n < 0 ? strerror(-n) : "libdw found no caller");
 		return;
 	}
+	pr_debug("tid %u: a walk that stopped (reason %u) finished in user space: %d frames, %s",
+		 d->h.tid, d->h.state, n, complete ? "to the outermost one" : "not to the outermost");
+	n = end_mark(ips, n, complete);
 	if (keep(us, &d->h, ips, n)) {
 		us->st.deferred_unwound++;
 		us->st.finished[d->h.state & 15]++;
@@ -253,6 +295,7 @@ int userstacks__drain(struct userstacks *us)
 	int n;
 
 	pthread_mutex_lock(&us->lock);
+	us->maps_tgid = 0; /* mappings read anew, once a drain */
 	n = ring_buffer__consume(us->rb);
 	pthread_mutex_unlock(&us->lock);
 	return n < 0 ? n : 0;
@@ -392,6 +435,7 @@ void userstacks__free(struct userstacks *us)
 		free(us->v[i].ips);
 	free(us->v);
 	free(us->starts);
+	free(us->maps);
 	hashmap__free(&us->index);
 	pthread_mutex_destroy(&us->lock);
 	free(us);

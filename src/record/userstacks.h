@@ -35,6 +35,7 @@ struct userstacks_stats {
 	uint64_t deferred_failed; /* of them, not: the process gone, libdw could not */
 	uint64_t kept_full; /* finished stacks not kept: the memory for them was full */
 	uint64_t busy; /* lookups that found the reader busy (a file that blocks) */
+	uint64_t start_ns, deferred_ns; /* time spent reading and unwinding them */
 	uint64_t finished[16]; /* deferred walks finished, by where the BPF walk stopped */
 	/* the thread blocked at the start whose block began first */
 	uint64_t first_began;
