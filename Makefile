@@ -150,7 +150,11 @@ $(BUILD)/bench/runstat: bench/runstat.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@
 
-bench: $(BUILD)/offcpu $(BUILD)/bench/probe $(BUILD)/bench/handoff $(BUILD)/bench/runstat
+$(BUILD)/bench/stuck: bench/stuck.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -pthread $< -o $@
+
+bench: $(BUILD)/offcpu $(BUILD)/bench/probe $(BUILD)/bench/handoff $(BUILD)/bench/runstat $(BUILD)/bench/stuck
 
 deps:
 	bash scripts/install-deps.sh
