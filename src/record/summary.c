@@ -88,10 +88,14 @@ static void print_unwind(FILE *f, const struct summary *s)
 			continue;
 		/* a walk finished in user space is counted there, not where it stopped */
 		if (i == UNW_FINISHED_LATE)
-			walks = s->late ? s->late->deferred_unwound + s->late->start_unwound : 0;
+			walks = s->late ? s->late->deferred_unwound + s->late->start_unwound -
+						  s->late->short_walks : 0;
 		else
 			walks = s->cnt[OFFCPU_CNT_UNW_END + i] -
 				(s->late ? s->late->finished[i] : 0);
+		/* where libdw stopped short, a finished walk ends as one not readable */
+		if (i == OFFCPU_UNW_READ_FAULT && s->late)
+			walks += s->late->short_walks;
 		fprintf(f, "%s%.1f%% of the time (%llu walks) %s", i ? "; " : "",
 			100.0 * (double)s->unwind_ns[i] / (double)all, (unsigned long long)walks,
 			unwind_end_names[i]);

@@ -232,6 +232,7 @@ static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 	n = end_mark(ips, n, complete);
 	if (n > 0)
 		us->st.start_unwound++;
+	us->st.short_walks += n > 0 && !complete;
 	/* kept without frames too: when it began is still known */
 	u = keep(us, sn, ips, n > 0 ? n : 0);
 	us->st.start_ns += now_ns() - t0;
@@ -251,10 +252,12 @@ static void on_defer(struct userstacks *us, const struct offcpu_snap_defer *d)
 	uint64_t t0 = now_ns();
 
 	us->st.deferred++;
-	/* its mappings read anew: the process may have exec'd since libdw last
-	 * saw it (a walk is deferred mostly after an exec), and a pc where the
-	 * old program had a module would be unwound by the wrong tables */
-	unwind_oracle__forget(us->oracle, (int)d->h.tgid);
+	/* a process not loaded yet may have exec'd since libdw last saw it: its
+	 * mappings read anew, or a pc where the old program had a module would
+	 * be unwound by the wrong tables (a pc in no module known makes libdw
+	 * read them again itself: a library loaded since) */
+	if (d->h.state == OFFCPU_UNW_NO_PROC)
+		unwind_oracle__forget(us->oracle, (int)d->h.tgid);
 	n = unwind_oracle__unwind_regs(us->oracle, (int)d->h.tgid, (int)d->h.tid, (const uint64_t *)d->h.regs,
 				       d->h.regs[16], d->stack, len, ips, OFFCPU_MAX_STACK_DEPTH - 1,
 				       &complete);
@@ -272,6 +275,7 @@ static void on_defer(struct userstacks *us, const struct offcpu_snap_defer *d)
 	if (keep(us, &d->h, ips, n)) {
 		us->st.deferred_unwound++;
 		us->st.finished[d->h.state & 15]++;
+		us->st.short_walks += !complete;
 	}
 }
 

@@ -37,6 +37,7 @@ struct userstacks_stats {
 	uint64_t busy; /* lookups that found the reader busy (a file that blocks) */
 	uint64_t start_ns, deferred_ns; /* time spent reading and unwinding them */
 	uint64_t finished[16]; /* deferred walks finished, by where the BPF walk stopped */
+	uint64_t short_walks; /* of the finished and the start's, those libdw stopped short (marked) */
 	/* the thread blocked at the start whose block began first */
 	uint64_t first_began;
 	uint32_t first_tid;
