@@ -58,6 +58,9 @@ struct oracle_proc {
 	struct oracle_call *call; /* the unwind under way */
 };
 
+#define ORACLE_ELF_CACHE 32
+#define ORACLE_ELF_CACHE_BYTES (256ULL << 20)
+
 struct unwind_oracle {
 	struct oracle_proc procs[ORACLE_PROCS];
 	uint64_t tick;
@@ -71,6 +74,20 @@ struct unwind_oracle {
 	/* a recording's processes: their mappings from here, not from /proc */
 	unwind_maps_fn maps;
 	void *maps_arg;
+	/*
+	 * Objects read, by file: a new process's Dwfl takes another reference
+	 * to an image already in memory instead of reading it again (cc1's 30
+	 * MB for every compiler run of a build), least recently used dropped.
+	 */
+	struct elf_cached {
+		dev_t dev;
+		ino_t ino;
+		off_t size;
+		struct timespec mtime;
+		Elf *elf;
+		uint64_t used;
+	} ecache[ORACLE_ELF_CACHE];
+	uint64_t ecache_bytes;
 };
 
 /* Only .eh_frame (in the main ELF) is needed: no separate debuginfo. */
@@ -83,6 +100,7 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, 
 
 /* the process whose objects find_elf opens: callbacks get no argument of ours */
 static __thread int finding_pid;
+static __thread struct unwind_oracle *finding_oracle;
 
 /*
  * @name as the process sees it: through its root, which may be a container's.
@@ -161,11 +179,26 @@ static const Dwfl_Callbacks recorded_callbacks = {
  */
 static int elf_in_memory(int fd, Elf **elfp)
 {
+	struct unwind_oracle *o = finding_oracle;
+	struct elf_cached *c, *lru = NULL;
 	struct stat st;
 
 	if (fstat(fd, &st) || (uint64_t)st.st_size > ELFOBJ_MAX_READ) {
 		close(fd);
 		return -1;
+	}
+	for (c = o ? o->ecache : NULL; c && c < o->ecache + ORACLE_ELF_CACHE; c++) {
+		if (c->elf && c->dev == st.st_dev && c->ino == st.st_ino &&
+		    c->size == st.st_size && c->mtime.tv_sec == st.st_mtim.tv_sec &&
+		    c->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			/* another reference to the same image: libdw's elf_end drops it */
+			*elfp = elf_begin(-1, ELF_C_READ, c->elf);
+			c->used = ++o->tick;
+			close(fd);
+			return -1;
+		}
+		if (!lru || !c->elf || (lru->elf && c->used < lru->used))
+			lru = c;
 	}
 	*elfp = elf_begin(fd, ELF_C_READ, NULL);
 	if (*elfp && elf_cntl(*elfp, ELF_C_FDREAD)) {
@@ -173,6 +206,20 @@ static int elf_in_memory(int fd, Elf **elfp)
 		*elfp = NULL;
 	}
 	close(fd);
+	if (*elfp && lru) {
+		/* kept: the cache holds a reference of its own, within its bytes */
+		if (lru->elf) {
+			elf_end(lru->elf);
+			o->ecache_bytes -= (uint64_t)lru->size;
+			lru->elf = NULL;
+		}
+		if (o->ecache_bytes + (uint64_t)st.st_size <= ORACLE_ELF_CACHE_BYTES) {
+			*lru = (struct elf_cached){ st.st_dev, st.st_ino, st.st_size, st.st_mtim,
+						    elf_begin(-1, ELF_C_READ, *elfp), ++o->tick };
+			if (lru->elf)
+				o->ecache_bytes += (uint64_t)st.st_size;
+		}
+	}
 	return -1;
 }
 
@@ -432,12 +479,14 @@ static int unwind_call(struct unwind_oracle *o, int pid, struct oracle_call *cal
 	c.proc = p;
 	p->call = &c;
 	finding_pid = o->maps ? 0 : pid;
+	finding_oracle = o;
 	/* its result says little: a walk may end on an error after good frames */
 	/* 0: it ended at the outermost frame (an undefined return address);
 	 * else an error (the copy ended) or the callback stopped it */
 	call->complete = dwfl_getthread_frames(p->dwfl, c.tid, frame_cb, &c) == 0 && !c.gone &&
 			 !c.read_fault;
 	finding_pid = 0;
+	finding_oracle = NULL;
 	p->call = NULL;
 	if (c.gone)
 		proc_drop(p);
@@ -498,6 +547,9 @@ void unwind_oracle__free(struct unwind_oracle *o)
 	/* the Dwfls' architecture backends refer to o->arch */
 	for (p = o->procs; p < o->procs + ORACLE_PROCS; p++)
 		proc_drop(p);
+	for (size_t i = 0; i < ORACLE_ELF_CACHE; i++)
+		if (o->ecache[i].elf)
+			elf_end(o->ecache[i].elf);
 	elf_end(o->arch);
 	free(o);
 }
