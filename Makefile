@@ -1,10 +1,10 @@
 # offcpu: an off-CPU profiler writing perf.data
 #
 #   make            build build/offcpu
-#   make check      install deps, unit tests (also under ASan+UBSan), integration tests (root),
+#   make check      install deps (--check), unit tests (also under ASan+UBSan), integration tests (root),
 #                   the kernel matrix (Debian 12 kernels under QEMU: tests/vm/)
 #                   (T=name runs only the tests whose name contains it)
-#   make demo       install deps, build, record the bundled demo, report it
+#   make demo       install build deps, build, record the bundled demo, report it
 #   make install    PREFIX=/usr/local DESTDIR=
 
 PREFIX ?= /usr/local
@@ -89,9 +89,10 @@ $(BUILD)/tests/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -pthread $< -o $@
 
-# check installs what is missing first, so it works on a fresh Debian 12 machine.
+# check installs what is missing first (what building needs and the tests' tools),
+# so it works on a fresh Debian 12 machine.
 check:
-	bash scripts/install-deps.sh
+	bash scripts/install-deps.sh --check
 	$(MAKE) check-run
 
 check-run: $(BUILD)/offcpu $(BUILD)/tests/unit $(BUILD)/tests/unit-asan $(WORKLOADS)
@@ -156,9 +157,11 @@ $(BUILD)/bench/stuck: bench/stuck.c
 
 bench: $(BUILD)/offcpu $(BUILD)/bench/probe $(BUILD)/bench/handoff $(BUILD)/bench/runstat $(BUILD)/bench/stuck
 
+# deps: everything make check needs (scripts/install-deps.sh --print --check lists it)
 deps:
-	bash scripts/install-deps.sh
+	bash scripts/install-deps.sh --check
 
+# demo installs only what building and recording need (scripts/install-deps.sh --print)
 demo:
 	bash scripts/install-deps.sh
 	$(MAKE) all $(BUILD)/tests/groundtruth

@@ -1,39 +1,87 @@
 #!/usr/bin/env bash
-# Installs what offcpu needs to build and test on Debian 12, idempotently:
-# nothing is downloaded when every package is already there.
+# Installs from Debian 12's packages what offcpu needs, idempotently: nothing
+# is downloaded when every package is already there.
+#
+#   scripts/install-deps.sh                   what `make demo` needs: build offcpu, record, read with perf
+#   scripts/install-deps.sh --check           that, and what `make check`'s tests need
+#   scripts/install-deps.sh --print [--check] list those packages, one a line; install nothing
 set -euo pipefail
 
-PACKAGES=(
-	# build
-	make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libiberty-dev
-	# report tests: the real clients of its outputs, and the fuzzer runtime
+# Building and recording: what `make` and the demo run, and what offcpu links
+# (libbpf, libelf, libdw, zlib, libiberty; libdw brings liblzma and libbz2).
+DEMO=(
+	# the C compiler and its headers, make, clang for the BPF program
+	gcc libc6-dev make clang
+	# bpftool writes vmlinux.h and the skeleton; pkg-config finds libbpf
+	bpftool pkgconf
+	# the libraries offcpu links
+	libbpf-dev libelf-dev libdw-dev zlib1g-dev libiberty-dev
+	# the demo shows perf report reading the recording
+	linux-perf
+)
+
+# The tests: the real clients of offcpu's outputs and the tools they call.
+CHECK=(
+	# report: go tool pprof reads the profiles, chromium renders the flame graph,
+	# the fuzzers' runtime, libc's debug file for the separate-debug-file tests
 	golang-go chromium libclang-rt-14-dev libc6-dbg
-	# tests and demo: the reference reader, and small tools the tests call
-	linux-perf util-linux procps coreutils gawk python3
+	# workloads and tools the tests run (setpriv, pgrep, python3 threads, strace -f, git ls-files)
+	util-linux procps coreutils gawk python3 strace git
 	# the kernel matrix (tests/integration/kernels.sh): Debian's kernels under QEMU
 	qemu-system-x86 busybox-static cpio
-	# the package (tests/integration/package.sh): man pages, the .deb and its checks
+	# the package (tests/integration/package.sh): man pages, the .deb and lintian
 	man-db dpkg-dev debhelper build-essential lintian
 )
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+usage() {
+	echo "usage: scripts/install-deps.sh [--check] [--print]" >&2
+	exit 2
+}
+
+check=0
+print=0
+for arg in "$@"; do
+	case $arg in
+	--check) check=1 ;;
+	--print) print=1 ;;
+	-h | --help) sed -n '2,7s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) usage ;;
+	esac
 done
-if [ ${#missing[@]} -eq 0 ]; then
+
+packages=("${DEMO[@]}")
+what="make demo"
+if [ $check -eq 1 ]; then
+	packages+=("${CHECK[@]}")
+	what="make demo and make check"
+fi
+
+if [ $print -eq 1 ]; then
+	printf '%s\n' "${packages[@]}"
 	exit 0
 fi
 
-SUDO=
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#packages[@]} packages for $what are installed"
+	exit 0
+fi
+
+SUDO=()
 if [ "$(id -u)" -ne 0 ]; then
 	if command -v sudo >/dev/null; then
-		SUDO=sudo
+		SUDO=(sudo)
 	else
-		echo "install-deps: missing packages (${missing[*]}) and not root: run as root" >&2
+		echo "install-deps: $what needs ${missing[*]}, and this is not root: run as root" >&2
 		exit 1
 	fi
 fi
-echo "install-deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: installing for $what, with their dependencies: ${missing[*]}"
+# no question asked (CI has no terminal); sudo would drop an exported variable
+apt=("${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
+"${apt[@]}" update -qq
+"${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: installed ${missing[*]}"
