@@ -17,6 +17,178 @@
 #include "../util/kallsyms.h"
 #include "../util/util.h"
 
+/* A record into the current file, its mappings noted for the build ids. */
+int write_record(struct record *r, const struct perf_event_header *h)
+{
+	int err = maptab__observe(r->maps, h);
+
+	return err ? err : perf_writer__write(r->w, h);
+}
+
+/*
+ * Drain every source, then write in time order as one perf round; with
+ * @sums, the blocks summed in the kernel too, stamped now. They are taken
+ * first: once the summed map is switched, every block that ended before now
+ * has been streamed or summed, so the streamed ones read next are all that
+ * can be older, and the round is in order. Then the stacks read are pruned
+ * from the kernel's maps.
+ */
+static int flush(struct record *r, bool sums)
+{
+	struct sink k = { r, &r->batch, false };
+	struct summed_sink ss = { &k, now_ns() };
+	struct round rd = { .w = r->w, .batch = &r->batch, .finish = true, .split = split_file };
+	long n = 0;
+	int err;
+
+	perf_queue__clear(&r->batch);
+	if (sums)
+		n = collector__drain(r->coll, push_summed, &ss);
+	if (n >= 0)
+		n = perf_rings__read(r->sb, push_sideband, &k);
+	if (n >= 0 && r->oncpu)
+		n = perf_rings__read(r->oncpu, push_oncpu, &k);
+	if (n >= 0)
+		n = collector__consume(r->coll, push_stream, &k);
+	if (n < 0)
+		return (int)n;
+	err = round__write(r, &rd);
+	if (!err && sums) {
+		collector__prune_stacks(r->coll);
+		r->st.flushes++;
+	}
+	return err;
+}
+
+int flush_round(struct record *r)
+{
+	return flush(r, false);
+}
+
+int flush_round_sums(struct record *r)
+{
+	return flush(r, true);
+}
+
+static int emit_synth(const struct perf_event_header *h, void *arg)
+{
+	return write_record(arg, h);
+}
+
+/* perf report shows LOST_SAMPLES as "Total Lost Samples" of the event. */
+int write_lost_samples(struct record *r, uint64_t lost, uint64_t time)
+{
+	char buf[64] = { 0 };
+	struct perf_sample id = { .id = r->ev.offcpu_id, .time = time };
+	struct perf_record_lost_samples ls = {
+		.header.type = PERF_RECORD_LOST_SAMPLES,
+		.header.size = (uint16_t)(sizeof(ls) + perf_sample_id__size(r->ev.sample_type)),
+		.lost = lost,
+	};
+
+	memcpy(buf, &ls, sizeof(ls));
+	perf_sample_id__encode(r->ev.sample_type, &id, buf + sizeof(ls));
+	return perf_writer__write(r->w, (const void *)buf);
+}
+
+int synthesize(struct record *r)
+{
+	struct synth s = {
+		.sample_type = SIDEBAND_SAMPLE_TYPE,
+		.id = r->ev.sideband_id,
+		.time = 0, /* at or before every sample, as perf does */
+		.emit = emit_synth,
+		.arg = r,
+	};
+	char root[2048];
+	size_t i;
+	int err = 0;
+
+	if ((r->o.stacks & STACKS_KERNEL) || r->oncpu) {
+		err = synth__kernel_mmap(&s);
+		if (err == -EPERM && r->files == 0)
+			pr_warn("kernel addresses are hidden (kptr_restrict): kernel frames will not be named");
+		err = 0;
+	}
+	if (!r->tg.filter) {
+		err = synth__all(&s);
+	} else {
+		/* every process followed so far; a workload only once it runs its command */
+		for (i = 0; i < r->tg.tracked.cap && !err; i++) {
+			int pid = r->tg.tracked.slots[i];
+
+			if (pid < 0 || (r->have_workload && pid == r->wl.pid && !r->workload_started))
+				continue;
+			err = synth__process(&s, pid);
+			/* gone from /proc (it may have exited as this file began, its last
+			 * blocks still to be written here): what the records said of it */
+			if (err == -ESRCH)
+				err = maptab__synth(r->maps, &s, pid);
+			if (err == -ESRCH)
+				err = 0;
+			/* a process offcpu may not read (another user namespace's): its
+			 * blocks are recorded, its frames cannot be named */
+			if (err == -EACCES) {
+				if (r->files == 0)
+					pr_warn("cannot read the mappings of process %d (permission "
+						"denied): its user frames will not be named", pid);
+				err = 0;
+			}
+		}
+	}
+	if (!err && r->o.all_cgroups && cgroup2_mount(root, sizeof(root)) == 0)
+		err = synth__cgroups(&s, root);
+	return err;
+}
+
+int write_before_samples(struct record *r)
+{
+	uint64_t chain[OFFCPU_MAX_STACK_DEPTH + 2];
+	char buf[sizeof(chain) + 256];
+	uint32_t tgid, tid, state;
+	size_t i;
+	int err = 0;
+
+	if (!r->us || !r->w || !r->ev.before_id)
+		return 0;
+	for (i = 0; !err && userstacks__start_thread(r->us, i, &tgid, &tid); i++) {
+		const uint64_t *ips = NULL;
+		uint64_t began = 0;
+		size_t n = userstacks__start_stack(r->us, tid, &ips, &began, &state), k;
+		struct perf_sample s = {
+			.id = r->ev.before_id,
+			.pid = tgid,
+			.tid = tid,
+			.time = r->start_ns,
+			.period = began && began < r->start_ns ? r->start_ns - began : 0,
+			.weight = (uint64_t)state + 1,
+			.ips = chain,
+		};
+		struct perf_event_header *h = (void *)buf;
+		int size;
+
+		/* the command's own threads began with the recording: nothing before it */
+		if (r->have_workload && (began >= r->workload_start_ns ||
+					 (!began && tgid == (uint32_t)r->wl.pid)))
+			continue;
+		if (n) {
+			chain[s.nr_ips++] = PERF_CONTEXT_USER;
+			for (k = 0; k < n && k < OFFCPU_MAX_STACK_DEPTH; k++) {
+				chain[s.nr_ips++] = ips[k];
+				maptab__mark(r->maps, (int)tgid, ips[k]);
+			}
+			s.ip = ips[0];
+		}
+		size = perf_sample__encode(r->ev.sample_type, &s, buf, sizeof(buf));
+		if (size < 0)
+			return size;
+		h->misc = PERF_RECORD_MISC_USER;
+		err = write_record(r, h);
+		perf_writer__note_time(r->w, s.time);
+	}
+	return err;
+}
+
 int flush_due_sums(struct record *r)
 {
 	uint64_t now = now_ns();

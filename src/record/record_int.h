@@ -11,6 +11,7 @@
 #ifndef OFFCPU_RECORD_INT_H
 #define OFFCPU_RECORD_INT_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -105,7 +106,9 @@ struct round {
 	uint64_t after; /* skip timed records up to this time */
 	uint64_t newest; /* in and out: the newest time written */
 	bool finish; /* FINISHED_ROUND after a round that wrote (a flush in pipe mode) */
-	bool split; /* --switch-output=SIZE may end r->w's file mid-round (the main loop's) */
+	/* --switch-output=SIZE: ends r->w's file mid-round when it reached its
+	 * size, and begins the next (the main loop's rounds); NULL: never */
+	int (*split)(struct record *r);
 };
 /* Sort the batch, filter, count and write it. Returns 0 or -errno. */
 int round__write(struct record *r, struct round *rd);
@@ -118,6 +121,12 @@ int round__write_sums(struct record *r);
 /* Whether the --flush interval is over; then drain the summed blocks. */
 int flush_due_sums(struct record *r);
 uint64_t lost_count(const struct perf_event_header *h);
+/* A summed block, stamped with the end of its interval (push_summed()'s argument). */
+struct summed_sink {
+	struct sink *k;
+	uint64_t time;
+};
+int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *arg);
 int push_stream(const struct offcpu_event *e, void *arg);
 int write_record(struct record *r, const struct perf_event_header *h);
 int push_sideband(const struct perf_event_header *h, void *arg);

@@ -29,14 +29,6 @@ uint64_t lost_count(const struct perf_event_header *h)
 
 
 
-int write_record(struct record *r, const struct perf_event_header *h)
-{
-	int err = maptab__observe(r->maps, h);
-
-	return err ? err : perf_writer__write(r->w, h);
-}
-
-
 int push_sideband(const struct perf_event_header *h, void *arg)
 {
 	struct sink *k = arg;
@@ -151,7 +143,7 @@ int round__write(struct record *r, struct round *rd)
 		/* a size limit holds within a round too: the rest goes to a new file */
 		if (!err && rd->split && i + 1 < rd->batch->nr &&
 		    rd->batch->refs[i + 1].kind != SRC_WAKER) {
-			err = split_file(r);
+			err = rd->split(r);
 			rd->w = r->w;
 		}
 	}
@@ -167,63 +159,12 @@ int round__write(struct record *r, struct round *rd)
 	return err;
 }
 
-/* A summed block, stamped with the end of its interval. */
-struct summed_sink {
-	struct sink *k;
-	uint64_t time;
-};
-
-static int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *arg)
+int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *arg)
 {
 	struct summed_sink *ss = arg;
 
 	return push_block(ss->k->r, ss->k->batch, key, ss->time, v->total_ns, v->runq_ns, v->last_cpu,
 			  SRC_SUMMED, false);
-}
-
-/*
- * Drain every source, then write in time order as one perf round; with
- * @sums, the blocks summed in the kernel too, stamped now. They are taken
- * first: once the summed map is switched, every block that ended before now
- * has been streamed or summed, so the streamed ones read next are all that
- * can be older, and the round is in order. Then the stacks read are pruned
- * from the kernel's maps.
- */
-static int flush(struct record *r, bool sums)
-{
-	struct sink k = { r, &r->batch, false };
-	struct summed_sink ss = { &k, now_ns() };
-	struct round rd = { .w = r->w, .batch = &r->batch, .finish = true, .split = true };
-	long n = 0;
-	int err;
-
-	perf_queue__clear(&r->batch);
-	if (sums)
-		n = collector__drain(r->coll, push_summed, &ss);
-	if (n >= 0)
-		n = perf_rings__read(r->sb, push_sideband, &k);
-	if (n >= 0 && r->oncpu)
-		n = perf_rings__read(r->oncpu, push_oncpu, &k);
-	if (n >= 0)
-		n = collector__consume(r->coll, push_stream, &k);
-	if (n < 0)
-		return (int)n;
-	err = round__write(r, &rd);
-	if (!err && sums) {
-		collector__prune_stacks(r->coll);
-		r->st.flushes++;
-	}
-	return err;
-}
-
-int flush_round(struct record *r)
-{
-	return flush(r, false);
-}
-
-int flush_round_sums(struct record *r)
-{
-	return flush(r, true);
 }
 
 /*
