@@ -29,7 +29,7 @@ CORE_SRCS := src/util/util.c src/util/outfile.c src/util/procmaps.c src/util/kal
 	src/perfdata/queue.c src/perfdata/wakers.c
 RECORD_SRCS := src/record/record.c src/record/options.c src/record/summary.c src/record/round.c src/record/events.c src/record/file.c src/record/threads.c src/record/flight.c src/record/collector.c src/record/sideband.c src/record/synth.c \
 	src/record/target.c src/record/buildids.c src/record/rings.c src/record/output.c \
-	src/record/korc.c src/record/unwinder.c src/record/tablemem.c src/record/userstacks.c src/record/sampler.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
+	src/record/korc.c src/record/unwinder.c src/record/tablemem.c src/record/userstacks.c src/record/sampler.c src/record/run.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
 REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c src/report/profile.c \
 	src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c src/report/json.c
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)

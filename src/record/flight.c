@@ -147,32 +147,3 @@ int snapshot(struct record *r)
 			skipped, skipped == 1 ? " was" : "s were");
 	return err;
 }
-
-int armed_loop(struct record *r)
-{
-	struct pollfd pfd = { .fd = r->have_workload ? r->wl.pidfd : -1, .events = POLLIN };
-	uint64_t deadline = record_deadline(r);
-	int err = 0;
-
-	if (!r->o.quiet)
-		fprintf(stderr, "offcpu: flight recorder armed: SIGUSR2 (kill -USR2 %d) writes a "
-			"snapshot, Ctrl-C a last one\n", (int)getpid());
-	while (!stop_signal) {
-		int timeout = wait_ms(deadline, 1000); /* reads nothing while armed: only waits */
-
-		if (timeout < 0)
-			break;
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
-			return -errno;
-		if (switch_requested) {
-			switch_requested = 0;
-			err = snapshot(r);
-			if (err)
-				return err;
-		}
-		if (targets_gone(r, &pfd, 0))
-			break;
-	}
-	record_ended(r);
-	return 0;
-}

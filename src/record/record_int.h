@@ -171,11 +171,16 @@ int start_threads(struct record *r);
 int stop_threads(struct record *r);
 
 /* flight.c: the flight recorder */
-int armed_loop(struct record *r);
 int open_bpf_output(struct record *r, struct collector_opts *co);
 int snapshot(struct record *r);
 
-/* record.c: the run */
+/* run.c: the run */
+/* Catch the signals that end a recording (SIGUSR2 switches files with @switch_on_usr2). */
+void run_signals(bool switch_on_usr2);
+/* The main loop: rounds as they come, flushes, file switches, until an end. */
+int main_loop(struct record *r);
+/* The flight recorder's: nothing read until a snapshot is asked for (SIGUSR2). */
+int armed_loop(struct record *r);
 /* Milliseconds to wait, at most @max, before @deadline (0: none); -1 once it passed. */
 int wait_ms(uint64_t deadline, int max);
 bool targets_gone(struct record *r, struct pollfd *pfds, size_t first_pidfd);
