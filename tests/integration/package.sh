@@ -100,17 +100,30 @@ test_bash_completion() {
 # dpkg-buildpackage builds the .deb from Debian's packages only; lintian finds
 # no error; the installed tree runs and its man pages render
 test_deb_package() {
-	local src=$PWD/src/offcpu-0.1.0 deb
+	local src=$PWD/src/offcpu-0.1.0 deb units
 	command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null ||
 		skip "dpkg-dev and debhelper not installed (make deps)"
 	command -v lintian >/dev/null || skip "lintian not installed (make deps)"
 	mkdir -p "$src"
 	# the sources as they are (what git tracks, and new files), not build output
-	(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard) |
+	# (make BUILD=build-NAME: untracked directories of their own)
+	(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard) | grep -zvE '^(dev|old)?build[^/]*/' |
 		(cd "$ROOT" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) |
 		tar -C "$ROOT" --null -T - -cf - | tar -C "$src" -xf -
 	rm -rf "$src/build" "$src/devbuild" "$src/oldbuild"
-	(cd "$src" && dpkg-buildpackage -us -uc -b) >build.log 2>&1 || { tail -30 build.log; fail "dpkg-buildpackage failed"; }
+	# as a user would build it: not with the options of the make that runs the tests
+	(cd "$src" && env -u DEB_BUILD_OPTIONS -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -us -uc -b) >build.log 2>&1 || { tail -30 build.log; fail "dpkg-buildpackage failed"; }
+	# the build ran the unit tests (debian/rules, override_dh_auto_test), and all passed
+	grep -q '^debian/build/tests/unit$' build.log || fail "the package build ran no unit test"
+	units=$(sed -nE 's/^([0-9]+) passed, 0 failed$/\1/p' build.log | tail -n 1)
+	[ "${units:-0}" -gt 0 ] || { grep -E '^FAIL|passed' build.log; fail "no unit test passed there"; }
+	echo "the package build ran $units unit tests"
+	# and DEB_BUILD_OPTIONS=nocheck leaves them out
+	(cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=2" make -s -f debian/rules \
+		override_dh_auto_test) >nocheck.log 2>&1 || { cat nocheck.log; fail "nocheck: the rule failed"; }
+	[ "$(cat nocheck.log)" = "nocheck: the unit tests are not run" ] ||
+		{ cat nocheck.log; fail "nocheck ran something"; }
 	deb=$(ls src/offcpu_*_amd64.deb)
 	[ -f "$deb" ] || fail "no .deb built"
 	lintian "$deb" >lintian.txt 2>&1
