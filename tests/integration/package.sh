@@ -151,3 +151,93 @@ test_deb_package() {
 		cmp -s h.$cmd p.$cmd || { diff h.$cmd p.$cmd; fail "packaged $cmd page and --help differ"; }
 	done
 }
+
+# make demo installs what building and recording need and none of the tests'
+# tools; make check all of them; with every package there, nothing is fetched
+test_install_deps_sets() {
+	local deps=$ROOT/scripts/install-deps.sh p missing=
+	bash "$deps" --print >demo.txt || fail "install-deps.sh --print failed"
+	bash "$deps" --print --check >all.txt || fail "install-deps.sh --print --check failed"
+	echo "make demo: $(tr '\n' ' ' <demo.txt)"
+	echo "make check adds: $(grep -vxF -f demo.txt all.txt | tr '\n' ' ')"
+	for p in gcc make clang bpftool libbpf-dev libelf-dev libdw-dev linux-perf; do
+		grep -qx "$p" demo.txt || fail "make demo would not install $p"
+	done
+	grep -E '^(chromium|qemu|golang|lintian)' demo.txt && fail "make demo would install the tests' tools"
+	for p in chromium qemu-system-x86 golang-go lintian debhelper man-db python3; do
+		grep -qx "$p" all.txt || fail "make check would not install $p"
+	done
+	grep -vxF -f all.txt demo.txt && fail "make check would not install all of make demo's packages"
+	[ -z "$(sort all.txt | uniq -d)" ] || fail "a package listed twice: $(sort all.txt | uniq -d)"
+	bash "$deps" --bogus 2>/dev/null
+	[ $? -eq 2 ] || fail "an unknown option does not exit 2"
+	# idempotent: where every package is installed, apt-get is not even run
+	while read -r p; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=" $p"
+	done <all.txt
+	[ -z "$missing" ] || skip "not installed here:$missing (make deps)"
+	mkdir bin
+	printf '#!/bin/sh\necho "apt-get $*" >>"%s/apt.log"\nexit 1\n' "$PWD" >bin/apt-get
+	chmod +x bin/apt-get
+	PATH=$PWD/bin:$PATH bash "$deps" --check </dev/null >out.txt 2>&1 ||
+		{ cat out.txt; fail "install-deps.sh --check failed with every package installed"; }
+	cat out.txt
+	[ ! -e apt.log ] || { cat apt.log; fail "install-deps.sh ran apt-get with every package installed"; }
+	grep -q "are installed" out.txt || fail "install-deps.sh does not say all is there"
+}
+
+# the README stays an entry point: short, the two commands, every document in doc/ named
+test_readme_short() {
+	local readme=$ROOT/README.md n f
+	n=$(wc -l <"$readme")
+	echo "README.md: $n lines"
+	[ "$n" -le 200 ] || fail "README.md has $n lines, more than 200: move detail to doc/"
+	grep -q '^sudo make demo ' "$readme" || fail "the README does not show sudo make demo"
+	grep -q '^sudo make check ' "$readme" || fail "the README does not show sudo make check"
+	for f in "$ROOT"/doc/*.md; do
+		grep -qF "](doc/${f##*/})" "$readme" || fail "doc/${f##*/} is not linked from the README"
+	done
+}
+
+# every relative link of the README and doc/*.md leads to a file of the tree,
+# and a #fragment to a heading of that file (GitHub's anchors)
+test_doc_links() {
+	python3 - "$ROOT" <<-'PY' || fail "broken links"
+		import os, re, sys
+		root = os.path.realpath(sys.argv[1])
+		def slugs(path):
+		    out, seen, code = set(), {}, False
+		    for line in open(path, encoding="utf-8"):
+		        if line.startswith("```"):
+		            code = not code
+		        m = None if code else re.match(r"#{1,6} +(.*?)\s*$", line)
+		        if m:
+		            s = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+		            n = seen.get(s, 0)
+		            seen[s] = n + 1
+		            out.add(s if n == 0 else "%s-%d" % (s, n))
+		    return out
+		files = [os.path.join(root, "README.md")]
+		files += sorted(os.path.join(root, "doc", f) for f in os.listdir(os.path.join(root, "doc"))
+		                if f.endswith(".md"))
+		bad = links = 0
+		for path in files:
+		    text = re.sub(r"```.*?```", "", open(path, encoding="utf-8").read(), flags=re.S)
+		    text = re.sub(r"`[^`\n]*`(?!\])", "", text)
+		    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+		        if re.match(r"[a-z]+:", target):
+		            continue
+		        links += 1
+		        name, _, frag = target.partition("#")
+		        dest = os.path.realpath(os.path.join(os.path.dirname(path), name)) if name else path
+		        rel = os.path.relpath(path, root)
+		        if not (dest == root or dest.startswith(root + os.sep)) or not os.path.exists(dest):
+		            print("%s: %s: no such file in the tree" % (rel, target))
+		            bad += 1
+		        elif frag and (not dest.endswith(".md") or frag not in slugs(dest)):
+		            print("%s: %s: no such heading" % (rel, target))
+		            bad += 1
+		print("%d relative links in %d files, %d broken" % (links, len(files), bad))
+		sys.exit(1 if bad else 0)
+	PY
+}
