@@ -51,7 +51,7 @@ $(BUILD)/vmlinux.h:
 	@test -r $(VMLINUX_BTF) || { echo "error: $(VMLINUX_BTF) not found: a kernel with BTF is needed to build" >&2; exit 1; }
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/offcpu.bpf.o: src/bpf/offcpu.bpf.c src/bpf/korc.bpf.h src/offcpu.h src/korc_abi.h $(BUILD)/vmlinux.h
+$(BUILD)/offcpu.bpf.o: src/bpf/offcpu.bpf.c $(wildcard src/bpf/*.bpf.h) src/offcpu.h src/korc_abi.h $(BUILD)/vmlinux.h
 	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc -c $< -o $@
 
 $(BUILD)/offcpu.skel.h: $(BUILD)/offcpu.bpf.o
