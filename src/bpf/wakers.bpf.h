@@ -188,6 +188,20 @@ static __always_inline __u64 store_wakeup(const struct offcpu_wakeup *wk)
 			    wk, OFFCPU_CNT_WAKEUP_FULL);
 }
 
+/*
+ * The kernel's helper walks the stack from inside this program: its first
+ * frames are this program's (a JIT image, whose symbol is gone once offcpu
+ * unloads it) and bpf_trace_run1's, which called it for the tracepoint;
+ * __bpf_trace_sched_waking tail-calls bpf_trace_run1 and leaves no frame.
+ * The same two frames on 6.1, 6.12 and 6.18: skipped, the waker's stack
+ * begins at try_to_wake_up(). (While another probe is on sched_waking, a
+ * perf event or another BPF program, the tracepoint calls its probes through
+ * __traceiter_sched_waking, one frame more, which stays: telling it apart
+ * takes its address, which libbpf would resolve from /proc/kallsyms at every
+ * load, 55 ms here.)
+ */
+#define WAKER_KSTACK_SKIP 2
+
 /* The kernel stack of the current task or interrupt, stored: its key or 0. */
 static __always_inline __u64 current_kstack(void *ctx)
 {
@@ -197,7 +211,8 @@ static __always_inline __u64 current_kstack(void *ctx)
 
 	if (!buf)
 		return 0;
-	n = frames_of(bpf_get_stack(ctx, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64), 0));
+	n = frames_of(bpf_get_stack(ctx, buf, OFFCPU_MAX_STACK_DEPTH * sizeof(__u64),
+				    WAKER_KSTACK_SKIP & BPF_F_SKIP_FIELD_MASK));
 	key = n > 0 ? store_stack(&kstacks, buf, n) : 0;
 	if (!key)
 		count(OFFCPU_CNT_WAKER_STACK_FAIL);

@@ -146,3 +146,24 @@ test_why_kernel_stack_size() {
 	[ "$kib" = "$want" ] || fail "offcpu takes kernel stacks for $kib KiB, the kernel's count says $want"
 	note "kernel stacks: $kib KiB, from a task's stack area"
 }
+
+# A waker's kernel stack is the waker's alone: the kernel's helper walks it
+# from inside offcpu's BPF program, whose frame and the tracepoint's
+# bpf_trace_run1 come first (the same on 6.1, 6.12 and 6.18); they are left
+# out, and every waker's kernel stack begins where the wakeup began, in
+# try_to_wake_up (or in __traceiter_sched_waking while another probe, such
+# as a concurrent offcpu --wakers, is on sched_waking too)
+test_why_waker_kernel_stack() {
+	local n bad
+	record_why --wakers --stacks both
+	"$OFFCPU" report -i why.data --wakers --folded >wakers.folded || fail "report --wakers --folded failed"
+	# the waker's frames follow "--", innermost first
+	awk -F';--;' 'NF > 1 { print $2 }' wakers.folded | cut -d';' -f1-3 | sort | uniq -c | sort -rn | head -n 8
+	n=$(awk -F';--;' 'NF > 1 && $2 ~ /_\[k\]/' wakers.folded | wc -l)
+	[ "$n" -gt 0 ] || fail "no waker with a kernel stack"
+	! grep -E 'bpf_prog_|bpf_trace_run|__bpf_trace_' wakers.folded || fail "offcpu's own frames in a stack"
+	bad=$(awk -F';--;' 'NF > 1 && $2 ~ /_\[k\]/ { split($2, f, ";")
+		if (f[1] != "try_to_wake_up_[k]" && f[1] != "__traceiter_sched_waking_[k]") print }' wakers.folded)
+	[ -z "$bad" ] || { echo "$bad" | cut -c1-300; fail "wakers' kernel stacks that do not begin at try_to_wake_up"; }
+	note "$n wakers' kernel stacks, each from try_to_wake_up"
+}
