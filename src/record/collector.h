@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The BPF collector seen from user space: load, filter, attach, stream, drain. */
+/* The BPF collector seen from user space: load (loader.h), filter, attach, stream, drain. */
 #ifndef OFFCPU_COLLECTOR_H
 #define OFFCPU_COLLECTOR_H
 
@@ -115,33 +115,11 @@ long collector__drain(struct collector *c,
 		      int (*fn)(const struct offcpu_key *k, const struct offcpu_val *v, void *arg),
 		      void *arg);
 
-/*
- * The frames of a user stack id or kernel stack key, innermost first,
- * looked up once and cached. Returns the number of frames (0 if unknown).
- */
-uint32_t collector__user_stack(struct collector *c, uint64_t key, const uint64_t **ips);
-uint32_t collector__kernel_stack(struct collector *c, uint64_t key, const uint64_t **ips);
-/*
- * Delete from the BPF stack maps the stacks read since the last prune (their
- * frames stay cached here). Returns the entries deleted.
- */
-long collector__prune_stacks(struct collector *c);
-/* A waker's chain by its key (--wakers), looked up once; NULL if unknown. */
-const struct offcpu_chain *collector__chain(struct collector *c, uint64_t key);
-/*
- * Who woke a block by its key's wakeup (--wakers), looked up once and cached;
- * NULL if none (counted when the key named one the map did not hold). Prunes
- * delete those read since the last one from the map.
- */
-const struct offcpu_wakeup *collector__wakeup(struct collector *c, uint64_t key);
-uint64_t collector__unknown_wakeups(const struct collector *c);
+/* The maps of stacks, chains and wakeups, for the stack store (stackstore.h). */
+struct stackstore_maps;
+void collector__store_maps(const struct collector *c, struct stackstore_maps *m);
 /* With R recorded: where the run queue wait after a wakeup is taken from. */
 const char *collector__runq_source(const struct collector *c);
-/* Distinct stacks resolved so far (user and kernel). */
-uint64_t collector__distinct_stacks(const struct collector *c);
-/* Stack map entries deleted by prunes so far. */
-uint64_t collector__pruned_stacks(const struct collector *c);
-
 /* Sum the per-cpu counters into @out[OFFCPU_CNT_NR]. */
 int collector__counters(struct collector *c, uint64_t *out);
 /* Runs of the switch program the kernel skipped (recursion protection). */

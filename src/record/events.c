@@ -45,8 +45,8 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 			  uint64_t ukey, uint64_t *chain, uint64_t *ip, unsigned *unw)
 {
 	const uint64_t *kips = NULL, *uips = NULL;
-	uint32_t nk = collector__kernel_stack(r->coll, kkey, &kips);
-	uint32_t nu = collector__user_stack(r->coll, ukey, &uips);
+	uint32_t nk = stackstore__kernel(r->stacks, kkey, &kips);
+	uint32_t nu = stackstore__user(r->stacks, ukey, &uips);
 	uint32_t n = 0, i;
 	uint64_t mark;
 	bool before;
@@ -148,7 +148,7 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 {
 	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 4], wakee[2 * OFFCPU_MAX_STACK_DEPTH + 4];
 	char raw[sizeof(struct offcpu_waker_raw) + sizeof(wakee) + 8];
-	const struct offcpu_wakeup *wk = r->o.wakers ? collector__wakeup(r->coll, k->wakeup) : NULL;
+	const struct offcpu_wakeup *wk = r->o.wakers ? stackstore__wakeup(r->stacks, k->wakeup) : NULL;
 	const struct offcpu_chain *ch;
 	struct offcpu_waker w = {
 		.wakee_pid = k->tgid,
@@ -174,7 +174,7 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 	w.kind = wk->kind;
 	s.pid = wk->tgid;
 	s.tid = wk->pid;
-	ch = collector__chain(r->coll, wk->chain);
+	ch = stackstore__chain(r->stacks, wk->chain);
 	w.nr_chain = ch ? ch->nr : 1;
 	if (w.nr_chain < 1 || w.nr_chain > OFFCPU_CHAIN_MAX)
 		w.nr_chain = 1;

@@ -54,7 +54,7 @@ static int flush(struct record *r, bool sums)
 		return (int)n;
 	err = round__write(r, &rd);
 	if (!err && sums) {
-		collector__prune_stacks(r->coll);
+		stackstore__prune(r->stacks);
 		r->st.flushes++;
 	}
 	return err;
@@ -211,7 +211,7 @@ static void all_counters(struct record *r, uint64_t *cnt)
 	cnt[CNT_PROG_MISSES] = collector__prog_misses(r->coll);
 	cnt[CNT_SIDEBAND_LOST] = r->st.sideband_lost;
 	cnt[CNT_ONCPU_LOST] = r->st.oncpu_lost;
-	cnt[CNT_WAKEUP_UNKNOWN] = collector__unknown_wakeups(r->coll);
+	cnt[CNT_WAKEUP_UNKNOWN] = stackstore__unknown_wakeups(r->stacks);
 }
 
 void print_summary(struct record *r, uint64_t file_size)
@@ -224,7 +224,7 @@ void print_summary(struct record *r, uint64_t file_size)
 		.offcpu_ns = r->st.offcpu_ns,
 		.streamed = r->st.streamed_samples,
 		.summed = r->st.summed_samples,
-		.distinct_stacks = collector__distinct_stacks(r->coll),
+		.distinct_stacks = stackstore__distinct(r->stacks),
 		.threads = r->st.threads.len,
 		.oncpu_samples = r->st.oncpu_samples,
 		.freq = r->oncpu ? r->o.freq : 0,
@@ -244,7 +244,7 @@ void print_summary(struct record *r, uint64_t file_size)
 		.map_bytes = record_opts__stack_map_bytes(&r->o),
 		.flush_ns = r->o.overwrite ? 0 : r->o.flush_ns,
 		.flushes = r->st.flushes,
-		.pruned = collector__pruned_stacks(r->coll),
+		.pruned = stackstore__pruned(r->stacks),
 		.unwind_ns = r->unw ? r->st.unwind_ns : NULL,
 		.unw = r->unw ? &ust : NULL,
 		.late = r->us ? &lst : NULL,

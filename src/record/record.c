@@ -261,6 +261,7 @@ static int open_sources(struct record *r, struct collector_opts *co)
 /* The BPF program loaded, the stacks finished in user space, the tables, attached. */
 static int load(struct record *r, struct collector_opts *co)
 {
+	struct stackstore_maps sm;
 	char msg[640];
 	int err;
 
@@ -274,6 +275,12 @@ static int load(struct record *r, struct collector_opts *co)
 		err = -errno;
 		pr_err("%s", msg);
 		return err;
+	}
+	collector__store_maps(r->coll, &sm);
+	r->stacks = stackstore__new(&sm);
+	if (!r->stacks) {
+		pr_err("out of memory");
+		return -ENOMEM;
 	}
 	if (collector__snaps_fd(r->coll) >= 0) {
 		r->us = userstacks__new(collector__snaps_fd(r->coll));
@@ -421,6 +428,7 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	perf_writer__free(r->w);
 	unwinder__free(r->unw);
 	userstacks__free(r->us);
+	stackstore__free(r->stacks);
 	collector__free(r->coll);
 	perf_rings__free(r->sb);
 	perf_rings__free(r->oncpu);

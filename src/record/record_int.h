@@ -21,6 +21,7 @@
 #include "options.h"
 #include "output.h"
 #include "rings.h"
+#include "stackstore.h"
 #include "target.h"
 #include "summary.h"
 #include "unwinder.h"
@@ -58,6 +59,7 @@ struct record {
 	struct record_opts o;
 	int self; /* offcpu's own process id: never recorded */
 	struct collector *coll;
+	struct stackstore *stacks; /* the collector's stacks, chains and wakeups, cached */
 	struct unwinder *unw; /* --unwind=tables: the table loader */
 	struct userstacks *us; /* stacks finished in user space, or NULL */
 	bool tables; /* user stacks are walked by tables */

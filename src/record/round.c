@@ -206,7 +206,7 @@ int round__write_sums(struct record *r)
 		pthread_mutex_lock(&r->lock);
 	n = collector__drain(r->coll, push_summed, &ss);
 	if (n >= 0) {
-		collector__prune_stacks(r->coll);
+		stackstore__prune(r->stacks);
 		r->st.flushes++;
 	}
 	if (r->wt)
