@@ -28,7 +28,7 @@ override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION
 CORE_SRCS := src/util/util.c src/util/outfile.c src/util/procmaps.c src/util/kallsyms.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/util/objread.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c src/perfdata/input.c \
 	src/perfdata/queue.c src/perfdata/wakers.c
 RECORD_SRCS := src/record/record.c src/record/options.c src/record/summary.c src/record/round.c src/record/events.c src/record/file.c src/record/threads.c src/record/flight.c src/record/collector.c src/record/loader.c src/record/stackstore.c src/record/sideband.c src/record/synth.c \
-	src/record/target.c src/record/buildids.c src/record/rings.c src/record/output.c \
+	src/record/target.c src/record/workload.c src/record/hold.c src/record/buildids.c src/record/rings.c src/record/output.c \
 	src/record/korc.c src/record/unwinder.c src/record/tablemem.c src/record/userstacks.c src/record/sampler.c src/record/run.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
 REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c src/report/profile.c \
 	src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c src/report/json.c

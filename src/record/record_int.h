@@ -23,6 +23,7 @@
 #include "rings.h"
 #include "stackstore.h"
 #include "target.h"
+#include "workload.h"
 #include "summary.h"
 #include "unwinder.h"
 #include "userstacks.h"

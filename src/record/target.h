@@ -54,39 +54,6 @@ int cgroup2_mount(char *out, size_t cap);
 /* Root, or CAP_BPF and CAP_PERFMON. */
 bool have_capabilities(void);
 
-struct workload {
-	pid_t pid;
-	const char *file; /* what it execs (argv[0]) */
-	int go_fd; /* write end: releases the child */
-	int err_fd; /* read end: errno from a failed exec, EOF on success */
-	int pidfd;
-	int status; /* wait status once reaped */
-	bool reaped;
-	int signal_sent; /* what workload__kill() sent it, 0: nothing */
-};
-
-/*
- * Fork a child that waits, then execs @argv; with @stdout_to_stderr its
- * standard output is offcpu's standard error. Returns 0 or -errno.
- */
-int workload__prepare(struct workload *w, char **argv, bool stdout_to_stderr);
-/*
- * Release the child. Returns 0 once it exec'd, or -errno of the failed exec.
- * With @load (x86-64), the command is held while @load loads its unwind
- * tables: at its exec (the program and its dynamic loader mapped), then at
- * its first system call from outside the loader (its libraries mapped, none
- * of their code or the program's blocked yet). The hold changes nothing in
- * the command and the kernel undoes it if offcpu dies; once *@stop is set,
- * it ends at once. A command that cannot be held (traced already, a
- * privileged exec) runs unheld, with a warning.
- */
-int workload__start(struct workload *w, void (*load)(void *arg, int pid), void *arg,
-		    volatile sig_atomic_t *stop);
-/* Reap without blocking; true once it has exited. */
-bool workload__reap(struct workload *w);
-/* Kill a prepared or running workload and reap it (SIGTERM: SIGKILL after 2 s). */
-void workload__kill(struct workload *w, int sig);
-
 /* Is @tid a kernel thread (PF_KTHREAD)? offcpu never records those. */
 bool is_kernel_thread(int tid);
 /* The process id of thread @tid, or -errno (-ESRCH when it does not exist). */
