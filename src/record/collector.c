@@ -26,6 +26,9 @@ struct collector {
 	void *event_arg;
 	int event_err;
 	int summed_cur; /* the summed map the program adds to: 0 summed_a, 1 summed_b */
+	/* drain one entry at a time: no batch operations (or OFFCPU_DRAIN_BATCH=0, bench) */
+	bool drain_each;
+	uint64_t drain_ns, drained; /* time spent taking entries out of the maps, entries taken */
 };
 
 static int fill_filters(struct collector *c, const struct collector_opts *o)
@@ -177,6 +180,7 @@ struct collector *collector__open(const struct collector_opts *o, char *msg, siz
 		snprintf(msg, len, "failed to set up the BPF output buffer: %s", strerror(-err));
 		goto fail;
 	}
+	c->drain_each = getenv("OFFCPU_DRAIN_BATCH") && !strcmp(getenv("OFFCPU_DRAIN_BATCH"), "0");
 	return c;
 fail:
 	collector__free(c);
@@ -301,27 +305,36 @@ long collector__consume(struct collector *c, int (*fn)(const struct offcpu_event
 	return n < 0 ? n : (c->rb ? n : 0);
 }
 
-long collector__drain(struct collector *c,
-		      int (*fn)(const struct offcpu_key *k, const struct offcpu_val *v, void *arg),
-		      void *arg)
-{
-	struct bpf_map *summed = c->summed_cur ? c->ld.skel->maps.summed_b : c->ld.skel->maps.summed_a;
-	struct offcpu_key *keys = NULL, next, *prev = NULL;
-	struct offcpu_val val;
-	size_t nr = 0, cap = 0, i;
-	uint32_t zero = 0;
-	long n = 0;
-	int err = 0, fd;
+/* Entries taken out of a summed map. */
+struct taken {
+	struct offcpu_key *keys;
+	struct offcpu_val *vals;
+	size_t nr, cap;
+};
 
-	/* the program adds to the other map from here on; the update returns
-	 * once no run of it can still be adding to this one */
-	fd = bpf_map__fd(c->summed_cur ? c->ld.skel->maps.summed_a : c->ld.skel->maps.summed_b);
-	if (bpf_map__update_elem(c->ld.skel->maps.summed_sel, &zero, sizeof(zero), &fd, sizeof(fd), 0))
-		return -errno;
-	c->summed_cur ^= 1;
+/* Room for @more entries after the taken ones. */
+static int take_room(struct taken *t, size_t more)
+{
+	size_t cap = t->cap;
+
+	if (grow_array((void **)&t->keys, &cap, t->nr + more, sizeof(*t->keys)))
+		return -ENOMEM;
+	cap = t->cap;
+	if (grow_array((void **)&t->vals, &cap, t->nr + more, sizeof(*t->vals)))
+		return -ENOMEM;
+	t->cap = cap;
+	return 0;
+}
+
+/* Take the entries of the map @fd, two system calls each. Returns 0 or -errno. */
+static int take_each(int fd, struct taken *t)
+{
+	struct offcpu_key *keys = NULL, next, *prev = NULL;
+	size_t nr = 0, cap = 0, i;
+	int err = 0;
 
 	/* Collect the keys first: deleting while walking would restart the walk. */
-	while (bpf_map__get_next_key(summed, prev, &next, sizeof(next)) == 0) {
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		if (grow_array((void **)&keys, &cap, nr + 1, sizeof(*keys))) {
 			free(keys);
 			return -ENOMEM;
@@ -329,15 +342,103 @@ long collector__drain(struct collector *c,
 		keys[nr] = next;
 		prev = &keys[nr++];
 	}
+	err = take_room(t, nr);
 	for (i = 0; i < nr && !err; i++) {
 		/* nothing writes this map now: what ends meanwhile is in the other */
-		if (bpf_map_lookup_and_delete_elem(bpf_map__fd(summed), &keys[i], &val))
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &t->vals[t->nr]))
 			continue;
-		err = fn(&keys[i], &val, arg);
-		n++;
+		t->keys[t->nr++] = keys[i];
 	}
 	free(keys);
-	return err ? err : n;
+	return err;
+}
+
+/*
+ * Take the entries of the map @fd, many to a system call
+ * (BPF_MAP_LOOKUP_AND_DELETE_BATCH, hash maps since 5.6). Returns 0, -errno,
+ * or -EOPNOTSUPP before taking anything when the kernel has no such call.
+ */
+static int take_batch(int fd, struct taken *t)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t step = 1024, count;
+	uint64_t token = 0; /* a bucket index for hash maps; room for more */
+	bool first = true;
+	int err;
+
+	for (;;) {
+		err = take_room(t, step);
+		if (err)
+			return err;
+		count = step;
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token,
+						      t->keys + t->nr, t->vals + t->nr, &count,
+						      &opts) ? -errno : 0;
+		if (err == -ENOSPC && !count && step < (1u << 20)) {
+			step *= 4; /* one bucket holds more than step: more room */
+			continue;
+		}
+		if (err && err != -ENOENT && first &&
+		    (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP))
+			return -EOPNOTSUPP;
+		first = false;
+		t->nr += count;
+		if (err)
+			return err == -ENOENT ? 0 : err; /* ENOENT: the last of them */
+	}
+}
+
+long collector__drain(struct collector *c,
+		      int (*fn)(const struct offcpu_key *k, const struct offcpu_val *v, void *arg),
+		      void *arg)
+{
+	struct bpf_map *summed = c->summed_cur ? c->ld.skel->maps.summed_b : c->ld.skel->maps.summed_a;
+	struct taken t = { 0 };
+	uint64_t t0;
+	uint32_t zero = 0;
+	size_t i;
+	int err = -EOPNOTSUPP, fd;
+
+	/* the program adds to the other map from here on; the update returns
+	 * once no run of it can still be adding to this one */
+	fd = bpf_map__fd(c->summed_cur ? c->ld.skel->maps.summed_a : c->ld.skel->maps.summed_b);
+	if (bpf_map__update_elem(c->ld.skel->maps.summed_sel, &zero, sizeof(zero), &fd, sizeof(fd), 0))
+		return -errno;
+	c->summed_cur ^= 1;
+	fd = bpf_map__fd(summed);
+	t0 = now_ns();
+	if (!c->drain_each)
+		err = take_batch(fd, &t);
+	if (err == -EOPNOTSUPP) {
+		if (!c->drain_each)
+			pr_info("the kernel has no batch map operations: summed blocks are taken "
+				"one at a time");
+		c->drain_each = true;
+		t.nr = 0;
+		err = take_each(fd, &t);
+	}
+	c->drain_ns += now_ns() - t0;
+	c->drained += t.nr;
+	/* what was taken is handed on even after an error: it is out of the map */
+	for (i = 0; i < t.nr; i++) {
+		int e = fn(&t.keys[i], &t.vals[i], arg);
+
+		if (e) {
+			err = e;
+			break;
+		}
+	}
+	free(t.keys);
+	free(t.vals);
+	return err ? err : (long)t.nr;
+}
+
+void collector__drain_stats(const struct collector *c, uint64_t *ns, uint64_t *entries,
+			    bool *batch)
+{
+	*ns = c->drain_ns;
+	*entries = c->drained;
+	*batch = !c->drain_each;
 }
 
 void collector__store_maps(const struct collector *c, struct stackstore_maps *m)

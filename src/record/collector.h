@@ -114,6 +114,10 @@ long collector__consume(struct collector *c, int (*fn)(const struct offcpu_event
 long collector__drain(struct collector *c,
 		      int (*fn)(const struct offcpu_key *k, const struct offcpu_val *v, void *arg),
 		      void *arg);
+/* The time the drains spent taking entries out of the maps, the entries, and whether
+ * many to a system call. */
+void collector__drain_stats(const struct collector *c, uint64_t *ns, uint64_t *entries,
+			    bool *batch);
 
 /* The maps of stacks, chains and wakeups, for the stack store (stackstore.h). */
 struct stackstore_maps;

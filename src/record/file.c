@@ -218,7 +218,8 @@ void print_summary(struct record *r, uint64_t file_size)
 {
 	struct unwinder_stats ust = { 0 };
 	struct userstacks_stats lst = { 0 };
-	uint64_t cnt[CNT_ALL];
+	uint64_t cnt[CNT_ALL], drain_ns, drained;
+	bool batch;
 	struct summary s = {
 		.cnt = cnt,
 		.offcpu_ns = r->st.offcpu_ns,
@@ -258,6 +259,10 @@ void print_summary(struct record *r, uint64_t file_size)
 		userstacks__stats(r->us, &lst);
 	all_counters(r, cnt);
 	summary__print(stderr, &s);
+	collector__drain_stats(r->coll, &drain_ns, &drained, &batch);
+	pr_info("summed blocks: %llu taken from the kernel's maps in %.1f ms, %s",
+		(unsigned long long)drained, drain_ns / 1e6,
+		batch ? "many to a system call" : "one at a time (two system calls each)");
 }
 
 static int add_build_ids(struct record *r)

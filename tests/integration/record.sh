@@ -391,3 +391,23 @@ test_uretprobe_stacks() {
 	perf script -i u.data -F sym 2>/dev/null | grep -q 'uprobes' && fail "a uretprobe trampoline in the stacks"
 	true
 }
+
+# The summed blocks leave the kernel's map many to a system call (batch map
+# operations), or one at a time where the kernel has none (forced here with
+# OFFCPU_DRAIN_BATCH=0): both give every block of 8 processes x 1024 stacks,
+# and the batch takes them out faster (-v says how long each took).
+test_drain_batch_and_each() {
+	local v n stacks=$ROOT/$BUILD/tests/stacks
+	for v in 1 0; do
+		OFFCPU_DRAIN_BATCH=$v "$OFFCPU" record -v -o d$v.data -- sh -c \
+			"for i in 1 2 3 4 5 6 7 8; do '$stacks' 1024 100 >/dev/null & done; wait" 2>rec$v.err ||
+			{ cat rec$v.err; fail "record failed"; }
+		grep 'summed blocks:' rec$v.err
+		# every (process, stack) once: 8 x 1024 summed samples of the stacks workload
+		n=$(perf script -i d$v.data -F comm,pid,ip 2>/dev/null | awk '$1 == "stacks" { n++ } END { print n + 0 }')
+		echo "OFFCPU_DRAIN_BATCH=$v: $n samples of stacks"
+		[ "$n" -eq 8192 ] || fail "expected 8192 samples of stacks, got $n"
+	done
+	grep -q 'summed blocks: .* many to a system call' rec1.err || fail "the batch was not used"
+	grep -q 'summed blocks: .* one at a time' rec0.err || fail "OFFCPU_DRAIN_BATCH=0 was not one at a time"
+}
