@@ -25,7 +25,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
 
-CORE_SRCS := src/util/util.c src/util/outfile.c src/util/procmaps.c src/util/kallsyms.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/util/objread.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c src/perfdata/input.c \
+CORE_SRCS := src/util/util.c src/util/outfile.c src/util/safepath.c src/util/procmaps.c src/util/kallsyms.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/util/objread.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c src/perfdata/input.c \
 	src/perfdata/queue.c src/perfdata/wakers.c
 RECORD_SRCS := src/record/record.c src/record/options.c src/record/summary.c src/record/round.c src/record/events.c src/record/file.c src/record/threads.c src/record/flight.c src/record/collector.c src/record/loader.c src/record/stackstore.c src/record/sideband.c src/record/synth.c \
 	src/record/target.c src/record/workload.c src/record/hold.c src/record/buildids.c src/record/rings.c src/record/output.c \
