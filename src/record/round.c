@@ -38,17 +38,26 @@ int push_sideband(const struct perf_event_header *h, void *arg)
 	return perf_queue__push(k->batch, h, s.time, SRC_SIDEBAND);
 }
 
+/*
+ * An on-CPU sample is parsed here once: its process and thread go with it
+ * (aux[0]: 1 + pid, 0 when it did not parse; aux[1]: tid) for keep().
+ */
 int push_oncpu(const struct perf_event_header *h, void *arg)
 {
 	struct sink *k = arg;
 	struct perf_sample s = { 0 };
 	const char *why;
+	bool parsed = false;
+	int err;
 
 	if (h->type == PERF_RECORD_SAMPLE)
-		perf_sample__parse(&k->r->ev.oncpu_attr, h, &s, &why);
+		parsed = !perf_sample__parse(&k->r->ev.oncpu_attr, h, &s, &why);
 	else
 		perf_sample_id__parse(k->r->ev.oncpu_attr.sample_type, h, &s);
-	return perf_queue__push(k->batch, h, s.time, SRC_ONCPU);
+	err = perf_queue__push(k->batch, h, s.time, SRC_ONCPU);
+	if (!err && parsed)
+		perf_queue__set_aux(k->batch, 1 + (uint64_t)s.pid, s.tid);
+	return err;
 }
 
 int push_stream(const struct offcpu_event *e, void *arg)
@@ -94,23 +103,24 @@ static void account(struct record *r, const struct perf_event_header *h, int kin
  * records. A writer thread keeps side-band whole (a FORK on another thread's
  * CPUs may make its child followed) and asks rd->follows about on-CPU samples.
  */
-static bool keep(struct record *r, struct round *rd, const struct perf_event_header *h, int kind)
+static bool keep(struct record *r, struct round *rd, const struct perf_event_header *h, int kind,
+		 const uint64_t *aux)
 {
-	struct perf_sample s;
-	const char *why;
 	bool tracked;
+	int pid, tid;
 
 	if (kind == SRC_SIDEBAND)
 		return rd->follows || targets__keep_sideband(&r->tg, h);
 	if (kind != SRC_ONCPU || h->type != PERF_RECORD_SAMPLE)
 		return true;
-	if (perf_sample__parse(&r->ev.oncpu_attr, h, &s, &why))
-		return false;
-	if ((int)s.pid == r->self)
+	if (!aux[0])
+		return false; /* it did not parse (push_oncpu()) */
+	pid = (int)(aux[0] - 1);
+	tid = (int)aux[1];
+	if (pid == r->self)
 		return false; /* offcpu itself, on a cpu of -a or -C */
-	tracked = rd->follows ? rd->follows(rd->arg, (int)s.pid) :
-				intset__has(&r->tg.tracked, (int)s.pid);
-	return targets__keep_sample(&r->tg, (int)s.tid, tracked);
+	tracked = rd->follows ? rd->follows(rd->arg, pid) : intset__has(&r->tg.tracked, pid);
+	return targets__keep_sample(&r->tg, tid, tracked);
 }
 
 int round__write(struct record *r, struct round *rd)
@@ -126,7 +136,7 @@ int round__write(struct record *r, struct round *rd)
 
 		if (t && t <= rd->after)
 			continue; /* already in an earlier snapshot */
-		if (!keep(r, rd, h, kind))
+		if (!keep(r, rd, h, kind, rd->batch->refs[i].aux))
 			continue;
 		if (rd->shared)
 			pthread_mutex_lock(&r->lock);
