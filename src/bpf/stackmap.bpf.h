@@ -44,23 +44,15 @@ struct {
 } scratch SEC(".maps");
 
 /*
- * The verifier follows a loop once for every value of its bound it can tell
- * apart, and then every later loop once more for each: 240,000 instructions
- * to check, or a refusal with kernel stacks too. Passing a frame count
- * through memory it does not track, here the scratch slot after the last
- * frame, makes one path check them all (7,500 instructions).
- */
-static __always_inline long blur(__u64 *buf, long n)
-{
-	*(volatile __u64 *)&buf[OFFCPU_MAX_STACK_DEPTH] = n;
-	return *(volatile __u64 *)&buf[OFFCPU_MAX_STACK_DEPTH] & OFFCPU_MAX_STACK_DEPTH;
-}
-
-/*
  * Store the @n frames in @buf (a scratch slot) under a hash of them and
  * return that key, or 0 when the map is full. An entry already under the key
  * is compared frame by frame: a different stack with the same hash moves to
  * the next key, so a key always names one stack.
+ *
+ * The count leaves the hash loop as a known value on each exit; nothing after
+ * the loop reads it (the zero after the frames is written first, and the
+ * comparison ends there), so the verifier checks what follows once, not once
+ * per count.
  */
 static __always_inline __u64 store_stack(void *map, __u64 *buf, long n)
 {
@@ -70,13 +62,12 @@ static __always_inline __u64 store_stack(void *map, __u64 *buf, long n)
 
 	if (n <= 0 || n > OFFCPU_MAX_STACK_DEPTH)
 		return 0;
+	/* readers stop at the first zero; n <= 127, so n & 127 is n */
+	buf[n & OFFCPU_MAX_STACK_DEPTH] = 0;
 	for (i = 0; i < OFFCPU_MAX_STACK_DEPTH && i < n; i++) {
 		h ^= buf[i];
 		h *= 0x100000001b3ULL;
 	}
-	n = blur(buf, n);
-	/* readers stop at the first zero; n <= 127, so n & 127 is n */
-	buf[n & OFFCPU_MAX_STACK_DEPTH] = 0;
 	h ^= h >> 29;
 	for (try = 0; try < 2; try++, h++) {
 		if (!h || h == OFFCPU_STACK_UNKNOWN)
@@ -89,16 +80,15 @@ static __always_inline __u64 store_stack(void *map, __u64 *buf, long n)
 			if (!old)
 				return 0;
 		}
-		/* the same frames and the same end (old[n] is the zero after them) */
-		n = blur(buf, n);
+		/* the same frames up to the same end */
 		same = true;
 		for (i = 0; i < OFFCPU_MAX_STACK_DEPTH; i++) {
-			if (i > n)
-				break;
 			if (old[i] != buf[i]) {
 				same = false;
 				break;
 			}
+			if (!buf[i])
+				break;
 		}
 		if (same)
 			return h;

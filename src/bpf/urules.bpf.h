@@ -56,27 +56,9 @@ struct {
 	__uint(max_entries, 1 << UNW_CACHE_BITS);
 } unw_cache SEC(".maps");
 
-/*
- * A binary search's bounds live in map memory, which the verifier does not
- * track: kept in registers, both halves of every step would be states it
- * cannot merge, 2^steps of them (over its 1,000,000 instruction limit).
- */
-struct uw_bounds {
-	__u64 lo, hi;
-};
-
-#define SEARCH_SET(cb, l, h)                            \
-	do {                                            \
-		*(volatile __u64 *)&(cb)->lo = (l);     \
-		*(volatile __u64 *)&(cb)->hi = (h);     \
-	} while (0)
-#define SEARCH_LO(cb) ((__u32) * (volatile __u64 *)&(cb)->lo)
-#define SEARCH_HI(cb) ((__u32) * (volatile __u64 *)&(cb)->hi)
-
 #ifdef __TARGET_ARCH_x86
 /* The rule for ELF address @addr of object @obj: NULL with @why when none. */
-static __always_inline struct offcpu_unw_rule *uw_rule(struct uw_bounds *st, __u32 obj,
-							__u64 addr, __u32 *why)
+static __always_inline struct offcpu_unw_rule *uw_rule(__u32 obj, __u64 addr, __u32 *why)
 {
 	struct offcpu_unw_obj *o = bpf_map_lookup_elem(&unw_objs, &obj);
 	struct offcpu_unw_row *row;
@@ -95,10 +77,9 @@ static __always_inline struct offcpu_unw_rule *uw_rule(struct uw_bounds *st, __u
 	hit = bpf_map_lookup_elem(&unw_cache, &slot);
 	if (hit && hit->valid && hit->obj == obj && hit->addr == (__u32)addr)
 		return bpf_map_lookup_elem(&unw_rules, &hit->rule);
-	SEARCH_SET(st, o->first, o->first + o->nr);
+	lo = o->first;
+	hi = o->first + o->nr;
 	for (k = 0; k < 24; k++) {
-		lo = SEARCH_LO(st);
-		hi = SEARCH_HI(st);
 		if (lo + 1 >= hi)
 			break;
 		mid = lo + (hi - lo) / 2;
@@ -106,11 +87,10 @@ static __always_inline struct offcpu_unw_rule *uw_rule(struct uw_bounds *st, __u
 		if (!row)
 			return NULL;
 		if (row->start <= addr)
-			SEARCH_SET(st, mid, hi);
+			lo = mid;
 		else
-			SEARCH_SET(st, lo, mid);
+			hi = mid;
 	}
-	lo = SEARCH_LO(st);
 	row = bpf_map_lookup_elem(&unw_rows, &lo);
 	if (!row || row->start > addr)
 		return NULL;
