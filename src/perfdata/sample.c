@@ -246,6 +246,20 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 	return 0;
 }
 
+int perf_sample__time(uint64_t st, const struct perf_event_header *rec, uint64_t *time)
+{
+	size_t at = !!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
+		    !!(st & PERF_SAMPLE_TID);
+
+	*time = 0;
+	if (!(st & PERF_SAMPLE_TIME))
+		return 0;
+	if (rec->size < sizeof(*rec) + 8 * (at + 1))
+		return -EINVAL;
+	memcpy(time, (const uint64_t *)(rec + 1) + at, sizeof(*time));
+	return 0;
+}
+
 size_t perf_sample_id__size(uint64_t st)
 {
 	return 8 * __builtin_popcountll(st & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |

@@ -51,6 +51,15 @@ int perf_sample__encode(uint64_t sample_type, const struct perf_sample *s, void 
 int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_event_header *rec,
 		       struct perf_sample *s, const char **why);
 
+/*
+ * The time of a PERF_RECORD_SAMPLE written with @sample_type, read where
+ * perf puts it (after IDENTIFIER, IP and TID) without parsing the rest: what
+ * a reader needs to order records before it parses each sample once. *@time
+ * is 0 without PERF_SAMPLE_TIME. Returns 0, or -EINVAL when the record is
+ * too short to hold it.
+ */
+int perf_sample__time(uint64_t sample_type, const struct perf_event_header *rec, uint64_t *time);
+
 /* Size in bytes of the sample_id trailer for @sample_type. */
 size_t perf_sample_id__size(uint64_t sample_type);
 
