@@ -31,12 +31,14 @@ RECORD_SRCS := src/record/record.c src/record/options.c src/record/summary.c src
 	src/record/target.c src/record/workload.c src/record/hold.c src/record/buildids.c src/record/rings.c src/record/output.c \
 	src/record/korc.c src/record/unwinder.c src/record/tablemem.c src/record/userstacks.c src/record/sampler.c src/record/run.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
 REPORT_SRCS := src/report/report.c src/report/session.c src/report/symbolizer.c src/report/profile.c \
+	src/perfdata/reader_open.c src/perfdata/reader_file.c src/perfdata/reader_pipe.c \
 	src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c src/report/json.c
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
 APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 
 UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_queue.c tests/unit/test_util.c tests/unit/test_outfile.c tests/unit/test_options.c tests/unit/test_summary.c tests/unit/test_rings.c tests/unit/test_unwind.c tests/unit/test_oracle.c tests/unit/test_report.c tests/unit/unit_main.c \
 	src/report/symbolizer.c src/report/profile.c src/report/folded.c src/report/pprof.c src/report/session.c \
+	src/perfdata/reader_open.c src/perfdata/reader_file.c src/perfdata/reader_pipe.c \
 	src/report/text.c src/report/json.c src/report/svg.c src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
 	$(BUILD)/tests/hostile
@@ -102,7 +104,7 @@ unit: $(BUILD)/tests/unit $(BUILD)/tests/unit-asan
 	$(BUILD)/tests/unit && $(BUILD)/tests/unit-asan
 
 # libFuzzer target for the reader (clang, libclang-rt-14-dev); tests/integration/report.sh runs it.
-FUZZ_SRCS := src/util/util.c src/perfdata/sample.c src/perfdata/reader.c src/perfdata/input.c
+FUZZ_SRCS := src/util/util.c src/perfdata/sample.c src/perfdata/reader.c src/perfdata/reader_open.c src/perfdata/reader_file.c src/perfdata/reader_pipe.c src/perfdata/input.c
 $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src/perfdata/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \

@@ -16,14 +16,14 @@
 
 #define MAX_STREAMS 4096
 
-/* Read from @fd until @buf holds @want bytes or the input ends. */
+/* Read from @fd until @buf holds @want bytes or the input ends (@fd -1: it has). */
 static int read_upto(int fd, uint8_t **buf, size_t *cap, size_t *len, size_t want)
 {
-	while (*len < want) {
+	while (*len < want && fd >= 0) {
 		ssize_t n;
 
 		if (*len == *cap) {
-			size_t ncap = *cap * 2;
+			size_t ncap = *cap ? *cap * 2 : INPUT_FEED_WINDOW;
 			uint8_t *nb;
 
 			if (ncap < *cap) /* overflow */
@@ -47,22 +47,87 @@ static int read_upto(int fd, uint8_t **buf, size_t *cap, size_t *len, size_t wan
 	return 0;
 }
 
-/*
- * Read a stream (stdin, a fifo, a device) into memory, checking as it goes,
- * so that something that is not perf.data is refused after a few bytes, not
- * read to its end (-i /dev/zero): the 16-byte header first; in pipe mode
- * every record header (a size under 8 ends the reading and is reported by
- * the parser); in file mode no more than the header says the file holds.
- */
-int input__slurp(int fd, const uint8_t **data, size_t *size)
+int input_feed__open(struct input_feed *f, int fd, bool own_fd)
 {
-	size_t cap = 1 << 20, len = 0;
-	uint8_t *buf = malloc(cap);
-	uint64_t magic = 0, hsize = 0;
+	memset(f, 0, sizeof(*f));
+	f->fd = fd;
+	f->own_fd = own_fd;
+	f->cap = INPUT_FEED_WINDOW;
+	f->buf = malloc(f->cap);
+	return f->buf ? 0 : -ENOMEM;
+}
+
+void input_feed__open_mem(struct input_feed *f, const uint8_t *data, size_t size)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->eof = true;
+	f->borrowed = true;
+	f->buf = (uint8_t *)data;
+	f->cap = f->len = size;
+}
+
+ssize_t input_feed__want(struct input_feed *f, size_t n)
+{
+	size_t have = f->len - f->pos;
 	int err;
 
-	if (!buf)
-		return -ENOMEM;
+	if (have >= n || f->eof)
+		return (ssize_t)(have < n ? have : n);
+	/* keep only what is not consumed: the window does not grow with the input */
+	if (f->pos) {
+		memmove(f->buf, f->buf + f->pos, have);
+		f->off += f->pos;
+		f->len = have;
+		f->pos = 0;
+	}
+	if (n > f->cap) {
+		uint8_t *nb = realloc(f->buf, n);
+
+		if (!nb)
+			return -ENOMEM;
+		f->buf = nb;
+		f->cap = n;
+	}
+	/* each read asks for what the window can take; short only at the end of the input */
+	err = read_upto(f->fd, &f->buf, &f->cap, &f->len, n);
+	if (err)
+		return err;
+	if (f->len < n)
+		f->eof = true;
+	have = f->len - f->pos;
+	return (ssize_t)(have < n ? have : n);
+}
+
+void input_feed__close(struct input_feed *f)
+{
+	if (f->own_fd && f->fd >= 0)
+		close(f->fd);
+	if (!f->borrowed)
+		free(f->buf);
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+}
+
+/*
+ * Read a file-mode file that comes on a stream into memory, checking as it
+ * goes, so that something that is not perf.data is refused after a few
+ * bytes, not read to its end (-i /dev/zero): the 16-byte header first; no
+ * more than the header says the file holds.
+ */
+int input__slurp(struct input_feed *f, const uint8_t **data, size_t *size)
+{
+	uint8_t *buf = f->buf;
+	size_t cap = f->cap, len = f->len;
+	uint64_t magic = 0, hsize = 0;
+	int fd = f->fd, err = 0;
+
+	if (f->borrowed || f->pos || f->off) {
+		input_feed__close(f);
+		return -EINVAL; /* not what it is for */
+	}
+	/* the feed's buffer, from its first byte, becomes the file's */
+	f->buf = NULL;
 	err = read_upto(fd, &buf, &cap, &len, 16);
 	if (err)
 		goto out;
@@ -72,25 +137,6 @@ int input__slurp(int fd, const uint8_t **data, size_t *size)
 	}
 	if (magic != PERF_MAGIC2)
 		goto out; /* reader_init() says what is wrong */
-	if (hsize == sizeof(struct perf_pipe_file_header)) {
-		size_t pos = 16; /* next record */
-
-		for (;;) {
-			struct perf_event_header h;
-			size_t before = len;
-
-			/* check the records read so far, then read another chunk */
-			while (pos + sizeof(h) <= len) {
-				memcpy(&h, buf + pos, sizeof(h));
-				if (h.size < sizeof(h))
-					goto out;
-				pos += h.size;
-			}
-			err = read_upto(fd, &buf, &cap, &len, len + (1 << 20));
-			if (err || len == before)
-				goto out;
-		}
-	}
 	if (hsize == sizeof(struct perf_file_header)) {
 		struct perf_file_header h;
 		uint64_t end, pos, last;
@@ -145,6 +191,7 @@ int input__slurp(int fd, const uint8_t **data, size_t *size)
 		err = read_upto(fd, &buf, &cap, &len, (size_t)last);
 	}
 out:
+	input_feed__close(f);
 	if (err) {
 		free(buf);
 		return err;

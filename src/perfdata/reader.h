@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * perf.data reader: file mode (mapped) and pipe mode (stdin or a file that
- * starts with the 16-byte pipe header). Every offset and size is checked
- * before it is used; errors name the offset and the record.
+ * perf.data reader: file mode (mapped; read whole when it comes on a
+ * stream), a directory's data.N streams merged by time, and pipe mode (stdin,
+ * a fifo or a file that starts with the 16-byte pipe header), read as it
+ * comes in bounded memory. Every offset and size is checked before it is
+ * used; errors name the offset and the record.
  *
  * A recording whose writer never finished (killed, crashed: a header without
  * EVENT_DESC, see writer.h) is read up to its last checkpoint, and its data.N
@@ -62,6 +64,23 @@ uint64_t perf_reader__offset(const struct perf_reader *r);
 int perf_reader__parse_sample(struct perf_reader *r, const struct perf_event_header *rec,
 			      struct perf_sample *s, size_t *event);
 
+/*
+ * What ordering records needs, without parsing a sample: the event of a
+ * SAMPLE record and its time (its TIME word; 0 without), or the time of
+ * another record's sample_id trailer (0 when it has none; *@event 0).
+ * Returns 0, or -EINVAL with perf_reader__error() set.
+ */
+int perf_reader__record_time(struct perf_reader *r, const struct perf_event_header *rec,
+			     size_t *event, uint64_t *time);
+
+/*
+ * Parse a SAMPLE record of event @event (perf_reader__record_time()'s), read
+ * at @offset (perf_reader__offset() then): for a sample parsed after later
+ * records were read. Errors name @offset.
+ */
+int perf_reader__parse_sample_of(struct perf_reader *r, const struct perf_event_header *rec,
+				 size_t event, uint64_t offset, struct perf_sample *s);
+
 /* Parse the sample_id trailer of a non-sample record (zeros if there is none). */
 int perf_reader__parse_id(struct perf_reader *r, const struct perf_event_header *rec,
 			  struct perf_sample *s);
@@ -69,8 +88,14 @@ int perf_reader__parse_id(struct perf_reader *r, const struct perf_event_header 
 /* A feature's payload, or NULL if the file has none. */
 const void *perf_reader__feature(const struct perf_reader *r, int feat, size_t *size);
 
-/* Bytes of record data consumed so far and in all, for a progress line. */
+/* Bytes of record data consumed so far and in all (0: not known, a stream), for a progress line. */
 void perf_reader__progress(const struct perf_reader *r, uint64_t *pos, uint64_t *total);
+
+/* What was read: records handed out, SAMPLE records among them, and sample parses. */
+struct perf_reader_stats {
+	uint64_t records, samples, sample_parses;
+};
+void perf_reader__stats(const struct perf_reader *r, struct perf_reader_stats *st);
 
 /*
  * What was not read, once perf_reader__next() returned 0: a recording that

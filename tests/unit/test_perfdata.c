@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "unit.h"
 #include "perfdata/writer.h"
+#include "perfdata/input.h"
 #include "perfdata/reader.h"
 #include "perfdata/sample.h"
 
@@ -766,6 +768,96 @@ static void test_pipe_cut_every_length(void)
 }
 
 /*
+ * A pipe-mode stream much longer than the reader's window, through a real
+ * pipe that delivers it in odd-sized pieces: every record is read whole,
+ * once, with its offset in the stream; the time of a sample is read without
+ * parsing it, and parsing it later names its own offset in an error.
+ */
+static void test_pipe_streamed(void)
+{
+	struct perf_event_attr off, sb;
+	uint64_t off_id = OFF_ID, sb_ids[] = { SB_ID1, SB_ID2 }, t, at = 0, last = 0;
+	const struct perf_event_header *h;
+	struct perf_reader_stats st;
+	struct perf_reader *r;
+	struct perf_writer *w;
+	struct perf_sample s;
+	char path[256], err[512], fdpath[64];
+	size_t size, ev, n = 0, i;
+	long long sum = 0;
+	int fd, pfd[2], rc;
+	pid_t child;
+	char *buf;
+
+	snprintf(path, sizeof(path), "%s", tmp_path("long.pipe"));
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	w = perf_writer__new_pipe(fd);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	fill_attrs(&off, &sb);
+	CHECK(perf_writer__add_event(w, &off, "offcpu-time", &off_id, 1) == 0);
+	CHECK(perf_writer__add_event(w, &sb, "dummy:u", sb_ids, 2) == 0);
+	for (i = 0; i < 60000; i++) /* about 6 MB: six times the window */
+		CHECK(put_sample(w, 101 + (uint32_t)(i % 7), 1000 + i, i) == 0);
+	CHECK(perf_writer__finish(w) == 0);
+	perf_writer__free(w);
+	close(fd);
+	buf = read_all(path, &size);
+	CHECK(buf != NULL && size > 5 * INPUT_FEED_WINDOW);
+	if (!buf || pipe(pfd))
+		return;
+	child = fork();
+	if (child == 0) { /* pieces of a prime size: records fall across reads */
+		close(pfd[0]);
+		for (i = 0; i < size; i += 4093)
+			if (write(pfd[1], buf + i, size - i < 4093 ? size - i : 4093) < 0)
+				_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", pfd[0]);
+	r = perf_reader__open(fdpath, 0, err, sizeof(err));
+	CHECK(r != NULL && perf_reader__is_pipe(r));
+	while (r && (rc = perf_reader__next(r, &h)) > 0) {
+		CHECK(perf_reader__offset(r) >= at);
+		at = perf_reader__offset(r);
+		if (h->type != PERF_RECORD_SAMPLE)
+			continue;
+		CHECK(perf_reader__record_time(r, h, &ev, &t) == 0);
+		CHECK(t > last);
+		last = t;
+		CHECK(perf_reader__parse_sample_of(r, h, ev, at, &s) == 0);
+		CHECK_EQ_U64(s.time, t);
+		sum += (long long)s.period;
+		n++;
+	}
+	CHECK_EQ_U64(n, 60000);
+	CHECK_EQ_U64((uint64_t)sum, 60000ULL * 59999 / 2);
+	if (r) {
+		perf_reader__stats(r, &st);
+		CHECK_EQ_U64(st.samples, 60000);
+		CHECK_EQ_U64(st.sample_parses, 60000);
+		CHECK(perf_reader__warning(r, err, sizeof(err)) == 0);
+		/* a sample too short for its fields, parsed after later records: its own offset */
+		{
+			uint64_t bad[4] = { 0 };
+			struct perf_event_header *bh = (void *)bad;
+
+			bh->type = PERF_RECORD_SAMPLE;
+			bh->size = 24;
+			CHECK(perf_reader__parse_sample_of(r, bh, 0, 12344, &s) == -EINVAL);
+			CHECK(strstr(perf_reader__error(r), "offset 12344") != NULL);
+		}
+		perf_reader__close(r);
+	}
+	close(pfd[0]);
+	waitpid(child, &rc, 0);
+	CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+	free(buf);
+}
+
+/*
  * A --threads directory: X/data plus headerless data.N streams. Killed, a
  * stream may end inside a record: read up to its last whole one, and said.
  * Finished, such a stream is damage: an error. A data section of size 0 is
@@ -902,6 +994,8 @@ const struct unit_test perfdata_tests[] = {
 	{ "perfdata: a finished file cut at every length", test_truncated_every_length },
 	{ "perfdata: directory streams cut short, an empty data section", test_directory_streams },
 	{ "perfdata: a pipe-mode stream cut at every length", test_pipe_cut_every_length },
+	{ "perfdata: a long pipe-mode stream through a pipe, read as it comes",
+	  test_pipe_streamed },
 	{ "perfdata: writer read back field by field", test_roundtrip },
 	{ "perfdata: file header layout", test_header_layout },
 	{ "perfdata: truncated and corrupt files", test_truncated_and_corrupt },
