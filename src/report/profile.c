@@ -79,6 +79,65 @@ int profile__init(struct profile *p, uint32_t nr_events)
 	return 0;
 }
 
+int profile__events(struct profile *p, uint32_t nr)
+{
+	struct profile_event *e;
+
+	if (nr <= p->nr_events)
+		return 0;
+	e = realloc(p->events, nr * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	memset(e + p->nr_events, 0, (nr - p->nr_events) * sizeof(*e));
+	p->events = e;
+	p->nr_events = nr;
+	return 0;
+}
+
+int profile__add_sample(struct profile *p, const struct report_sample *s)
+{
+	struct profile_row key = { .event = s->event, .pid = s->pid, .tid = s->tid,
+				   .comm = s->comm, .stack = s->stack, .state = s->state,
+				   .waker = s->waker, .chain = s->chain,
+				   .waker_stack = s->waker_stack };
+	struct profile_row *r;
+	uint32_t row;
+
+	if (!(s->flags & SAMPLE_ROWS))
+		return 0;
+	if (profile__events(p, s->event + 1))
+		return -ENOMEM;
+	row = profile__row(p, &key);
+	if (row == UINT32_MAX)
+		return -ENOMEM;
+	r = &p->rows[row];
+	if (r->exe == UINT32_MAX)
+		r->exe = s->exe;
+	r->period += s->period;
+	r->count++;
+	p->events[s->event].period += s->period;
+	p->events[s->event].count++;
+	if (s->flags & SAMPLE_TIME) {
+		if (!p->first_time || s->time < p->first_time)
+			p->first_time = s->time;
+		if (s->time > p->last_time)
+			p->last_time = s->time;
+	}
+	return 0;
+}
+
+static int sink_sample(struct sample_consumer *c, const struct report_sample *s)
+{
+	return profile__add_sample(consumer_of(c, struct profile_sink, c)->p, s);
+}
+
+void profile_sink__init(struct profile_sink *k, struct profile *p)
+{
+	memset(k, 0, sizeof(*k));
+	k->c.sample = sink_sample;
+	k->p = p;
+}
+
 void profile__free(struct profile *p)
 {
 	uint32_t i;

@@ -5,8 +5,12 @@
  * (frame ids, root first) and rows (event, process, thread, command, stack,
  * and for off-CPU time the wait's state and waker) with their summed period
  * and sample count; and the threads that were already waiting when the
- * recording began (offcpu-before), apart from the rows. The session fills it;
- * outputs only read it.
+ * recording began (offcpu-before), apart from the rows.
+ *
+ * The session interns names, frames and stacks here as it resolves samples
+ * (every consumer of its stream reads them, stream.h); the rows are the
+ * aggregate of that stream (profile_sink, one consumer of it), the
+ * before-waits another's (befores.h). Outputs only read the profile.
  */
 #ifndef OFFCPU_REPORT_PROFILE_H
 #define OFFCPU_REPORT_PROFILE_H
@@ -16,6 +20,7 @@
 #include <stdio.h>
 #include "../offcpu.h"
 #include "../util/hashmap.h"
+#include "stream.h"
 
 #ifndef OFFCPU_BEFORE_EVENT_NAME
 /*
@@ -69,9 +74,9 @@ struct profile_stack {
 /*
  * A row's identity is everything but exe, period and count. Off-CPU rows
  * also say why the thread waited: the state (from the sample's weight) and,
- * when an offcpu-waker sample followed the wait, who woke it. A row whose
- * time all moved to its waker's rows keeps period and count 0: outputs skip
- * it (profile__row_empty).
+ * when an offcpu-waker sample followed the wait, who woke it. A row with
+ * period and count 0 (none is made so today) is skipped by every output
+ * (profile__row_empty).
  */
 struct profile_row {
 	uint32_t event, pid, tid, comm, stack;
@@ -152,6 +157,20 @@ struct profile {
 
 int profile__init(struct profile *p, uint32_t nr_events);
 void profile__free(struct profile *p);
+/* Have at least @nr events (new ones zeroed: no name yet). 0 or -ENOMEM. */
+int profile__events(struct profile *p, uint32_t nr);
+
+/*
+ * The rows as a consumer of the session's samples: each sample the filters
+ * let through (SAMPLE_ROWS) adds its period and a count to its row (made on
+ * its first sample) and to its event's totals.
+ */
+struct profile_sink {
+	struct sample_consumer c;
+	struct profile *p;
+};
+void profile_sink__init(struct profile_sink *k, struct profile *p);
+int profile__add_sample(struct profile *p, const struct report_sample *s);
 
 /* Intern a dso by path and build id; returns its index or UINT32_MAX. */
 uint32_t profile__dso(struct profile *p, const char *path, const uint8_t *build_id,
@@ -189,7 +208,7 @@ const char *profile__waker_text(const struct profile *p, const struct profile_ro
 int profile__row_frames(const struct profile *p, const struct profile_row *r, uint32_t **buf,
 			uint32_t *cap, uint32_t *comm_at);
 
-/* A row all of whose time went to its waker's rows: no output shows it. */
+/* A row with no time and no sample in it: no output shows it. */
 static inline bool profile__row_empty(const struct profile_row *r)
 {
 	return !r->period && !r->count;

@@ -1361,6 +1361,80 @@ static void test_before_cap(void)
 	profile__free(&p);
 }
 
+/* What a consumer of the session's stream saw. */
+struct seen {
+	struct sample_consumer c;
+	struct report_sample s[16];
+	size_t n, all;
+};
+
+static int seen_sample(struct sample_consumer *c, const struct report_sample *s)
+{
+	struct seen *v = consumer_of(c, struct seen, c);
+
+	if (v->n < ARRAY_SIZE(v->s))
+		v->s[v->n++] = *s;
+	v->all++;
+	return 0;
+}
+
+/*
+ * One stream of samples: a consumer of its own, beside the profile's rows,
+ * gets each wait once, in time order, with its waker; a waker sample is no
+ * sample of its own; each sample of the file is parsed once.
+ */
+static void test_stream_once(void)
+{
+	struct perf_reader_stats st = { 0 };
+	struct session_opts o = { .stats = &st };
+	struct profile_sink rows;
+	struct seen v = { .c = { .sample = seen_sample } };
+	struct sample_consumer *c[] = { &rows.c, &v.c };
+	struct why_file wf;
+	struct profile p;
+	size_t i;
+
+	why_write(&wf, true, true);
+	o.input = wf.path;
+	o.sym.demangle = true;
+	o.sym.kallsyms = "/dev/null";
+	log_verbosity = -1; /* the orphans' warning */
+	profile_sink__init(&rows, &p);
+	CHECK(session__run(&o, &p, c, ARRAY_SIZE(c)) == 0);
+	log_verbosity = 0;
+	unlink(wf.path);
+	/* 5 waits and 5 waker samples, each parsed once */
+	CHECK_EQ_U64(st.samples, 10);
+	CHECK_EQ_U64(st.sample_parses, 10);
+	CHECK_EQ_U64(v.all, 5);
+	for (i = 0; i < v.n; i++) {
+		const struct report_sample *s = &v.s[i];
+
+		CHECK(s->role == SAMPLE_WAIT);
+		CHECK((s->flags & (SAMPLE_TIME | SAMPLE_ROWS)) == (SAMPLE_TIME | SAMPLE_ROWS));
+		CHECK_EQ_U64(s->time, 100 * (i + 1));
+		CHECK(s->stack != UINT32_MAX);
+		CHECK_STR(strtab__get(&p.str, s->comm), "wakee");
+	}
+	if (v.n == 5) {
+		CHECK_STR(strtab__get(&p.str, v.s[0].waker), "bravo");
+		CHECK_STR(strtab__get(&p.str, v.s[0].chain), "charlie");
+		CHECK(v.s[0].waker_stack != UINT32_MAX);
+		CHECK_EQ_U64(v.s[1].waker, 0);
+		CHECK_STR(strtab__get(&p.str, v.s[2].waker), "[timer]");
+		CHECK_EQ_U64(v.s[2].waker_stack, UINT32_MAX);
+		CHECK_EQ_U64(v.s[3].waker, 0); /* its waker sample has another period */
+		CHECK_EQ_U64(v.s[4].waker, 0); /* and this one's, another thread */
+		CHECK_EQ_U64(v.s[4].tid, 98);
+	}
+	/* the rows, the other consumer: every wait in one, no empty one */
+	CHECK_EQ_U64(p.orphan_wakers, 3);
+	CHECK_EQ_U64(p.events[0].period, 3000000 + 1000000 + 2000000 + 500000 + 4000000);
+	for (i = 0; i < p.nr_rows; i++)
+		CHECK(!profile__row_empty(&p.rows[i]));
+	profile__free(&p);
+}
+
 const struct unit_test report_tests[] = {
 	{ "report: session sorts records of a round by time", test_session_orders_rounds },
 	{ "report: symbolizer resolves this binary, lines, build id check", test_symbolizer_self },
@@ -1378,5 +1452,7 @@ const struct unit_test report_tests[] = {
 	{ "report: waits since before the recording: filters", test_before_filters },
 	{ "report: waits since before the recording: which lasted to the end", test_before_lone },
 	{ "report: waits since before the recording: 20 lines, none without", test_before_cap },
+	{ "report: one stream of samples, each parsed once, waits with their wakers",
+	  test_stream_once },
 	{ 0 },
 };

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a report session knows of the recorded threads and processes at a
+ * point of the recording, from its side-band records: each thread's command
+ * (COMM, inherited at FORK), each process's executable (its first file
+ * mapping since its exec) and executable mappings (MMAP, MMAP2, copied at
+ * FORK), and the build ids the file names (the BUILD_ID feature,
+ * HEADER_BUILD_ID records, MMAP2 with a build id). The session feeds it the
+ * records in time order, so a sample resolves against the state at its
+ * time. Names and dsos are interned in the profile; each mapped object is
+ * also a symbolizer dso, opened on first use.
+ */
+#ifndef OFFCPU_REPORT_THREADS_H
+#define OFFCPU_REPORT_THREADS_H
+
+#include <stdint.h>
+#include <linux/perf_event.h>
+#include "profile.h"
+#include "symbolizer.h"
+#include "../util/procmaps.h"
+
+/* What a mapping's object number stands for: a symbolizer dso and a profile dso. */
+struct mapobj {
+	struct sym_dso *sd;
+	uint32_t dso;
+};
+
+struct threads {
+	struct profile *p;
+	struct symbolizer *sym;
+	struct hashmap comm_of; /* tid -> strtab index */
+	struct hashmap exe_of; /* pid -> profile dso of its executable, UINT64_MAX: none yet */
+	struct procmaps maps; /* vmap.obj: index into objs */
+	struct hashmap obj_of; /* mapobj -> index into objs */
+	struct mapobj *objs;
+	size_t nr_objs, cap_objs;
+	struct hashmap build_ids; /* path -> index into bids */
+	uint8_t (*bids)[21]; /* [0] = length */
+	size_t nr_bids;
+};
+
+void threads__init(struct threads *t, struct profile *p, struct symbolizer *sym);
+void threads__free(struct threads *t);
+
+/* Take in a COMM, MMAP, MMAP2, FORK or HEADER_BUILD_ID record (others: nothing). 0 or -ENOMEM. */
+int threads__record(struct threads *t, const struct perf_event_header *h);
+/* BUILD_ID feature or HEADER_BUILD_ID payload: entries with a header and a file name. */
+void threads__build_ids(struct threads *t, const uint8_t *p, size_t size);
+
+/* The command of @tid (else of its process @pid, else ":TID"); UINT32_MAX: out of memory. */
+uint32_t threads__comm(struct threads *t, uint32_t pid, uint32_t tid);
+/* The profile dso of @pid's executable, UINT32_MAX when not known. */
+uint32_t threads__exe(const struct threads *t, uint32_t pid);
+
+static inline const struct addrspace *threads__maps(const struct threads *t, uint32_t pid)
+{
+	return procmaps__get(&t->maps, pid);
+}
+
+static inline const struct mapobj *threads__obj(const struct threads *t, uint32_t obj)
+{
+	return &t->objs[obj];
+}
+
+#endif
