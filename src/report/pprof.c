@@ -337,8 +337,8 @@ int pprof__write(const struct profile *p, int event, int fd)
 		pb_uint(&sub, 10, 1); /* has_inline_frames */
 		pb_msg(&b, 3, &sub);
 	}
-	if (p->last_time > p->first_time)
-		pb_uint(&b, 10, p->last_time - p->first_time);
+	if (p->end_time > p->start_time)
+		pb_uint(&b, 10, p->end_time - p->start_time);
 	if (ev->offcpu) {
 		value_type(&b, &sub, 11, &s, "offcpu", "nanoseconds");
 		pb_uint(&b, 14, str_id(&s, "offcpu"));

@@ -117,12 +117,6 @@ int profile__add_sample(struct profile *p, const struct report_sample *s)
 	r->count++;
 	p->events[s->event].period += s->period;
 	p->events[s->event].count++;
-	if (s->flags & SAMPLE_TIME) {
-		if (!p->first_time || s->time < p->first_time)
-			p->first_time = s->time;
-		if (s->time > p->last_time)
-			p->last_time = s->time;
-	}
 	return 0;
 }
 

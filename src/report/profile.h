@@ -137,7 +137,13 @@ struct profile {
 	uint32_t nr_rows, cap_rows;
 	struct hashmap row_idx;
 	uint64_t lost_records, lost_samples;
-	uint64_t first_time, last_time;
+	/*
+	 * The recording's span (CLOCK_MONOTONIC ns; 0, 0: not known), within
+	 * --time: from its start (offcpu-before's time, else the earliest block's
+	 * start, offcpu-time's time less its period, else the first sample) to
+	 * its last sample (offcpu's last drain of summed blocks, at its end).
+	 */
+	uint64_t start_time, end_time;
 	bool has_states; /* offcpu-time samples carry their state (weight; offcpu 0.2+) */
 	bool has_wakers; /* the file declares the offcpu-waker event (record --wakers) */
 	uint64_t orphan_wakers; /* offcpu-waker samples not right after their wait: ignored */

@@ -19,6 +19,12 @@
 #include "../perfdata/wakers.h"
 #include "../util/util.h"
 
+/*
+ * perf record --off-cpu's samples carry this time, not theirs: it writes
+ * them at the end of the recording, and the time sorts them last.
+ */
+#define PERF_OFFCPU_TIME (~0ULL << 32)
+
 struct session {
 	const struct session_opts *o;
 	struct profile *p;
@@ -34,6 +40,7 @@ struct session {
 	/* the last offcpu-time sample, until the next record tells whether a waker follows */
 	struct report_sample pending;
 	bool has_pending;
+	uint64_t span_start, span_end; /* profile.start_time, end_time */
 };
 
 static int deliver(struct session *s, const struct report_sample *rs)
@@ -144,6 +151,28 @@ static bool before_mark(const struct perf_sample *smp)
 	return OFFCPU_UNW_IS_MARK(ip) && OFFCPU_UNW_MARK_REASON(ip) == OFFCPU_UNW_BEFORE_START;
 }
 
+/*
+ * The recording's span, from every sample whatever the filters: it began
+ * at offcpu-before's time (offcpu record writes them at its start), and no
+ * later than any block began (a block under way at the start is counted
+ * from the start) or any sample was taken; it ended at its last sample
+ * (offcpu's last drain of summed blocks). The first and last samples alone
+ * miss the first drain interval: off-CPU time is written when it ends.
+ */
+static void note_span(struct session *s, const struct report_sample *rs)
+{
+	uint64_t start = rs->time;
+
+	if (!(rs->flags & SAMPLE_TIME) || !rs->time || rs->time >= PERF_OFFCPU_TIME)
+		return;
+	if (rs->role == SAMPLE_WAIT && rs->period < rs->time)
+		start = rs->time - rs->period;
+	if (!s->span_start || start < s->span_start)
+		s->span_start = start;
+	if (rs->time > s->span_end)
+		s->span_end = rs->time;
+}
+
 static int on_sample(struct session *s, const struct perf_event_header *h, size_t ev,
 		     uint64_t offset)
 {
@@ -180,6 +209,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 		rs.state = (uint32_t)smp.weight;
 	if (rs.role == SAMPLE_WAIT && before_mark(&smp))
 		rs.flags |= SAMPLE_MARK;
+	note_span(s, &rs);
 	/* offcpu-before's time is before the recording's: in the rows only when --event chose it */
 	rows = (o->event ? !strcmp(o->event, e->name) : rs.role != SAMPLE_BEFORE) &&
 	       (!o->time_filter || ((rs.flags & SAMPLE_TIME) && smp.time >= o->time_start &&
@@ -359,6 +389,23 @@ static int describe_events(struct session *s)
 	return 0;
 }
 
+/* The span of the samples, within --time. */
+static void set_span(struct session *s)
+{
+	uint64_t start = s->span_start, end = s->span_end;
+
+	if (s->o->time_filter) {
+		if (start < s->o->time_start)
+			start = s->o->time_start;
+		if (end > s->o->time_end)
+			end = s->o->time_end;
+	}
+	if (end > start) {
+		s->p->start_time = start;
+		s->p->end_time = end;
+	}
+}
+
 static void session__free(struct session *s)
 {
 	resolver__free(&s->res);
@@ -438,6 +485,7 @@ int session__run(const struct session_opts *o, struct profile *p, struct sample_
 		goto out;
 	/* a pipe's features come as records: all are known by now */
 	read_clock(&s);
+	set_span(&s);
 	if (p->orphan_wakers)
 		pr_warn("%s: %llu waker samples without their wait, ignored (a damaged or "
 			"reordered file)", o->input, (unsigned long long)p->orphan_wakers);

@@ -1435,6 +1435,76 @@ static void test_stream_once(void)
 	profile__free(&p);
 }
 
+/* pprof's duration_nanos (field 10) in the pprof of @p's event @ev. */
+static uint64_t pprof_duration(const struct profile *p, int ev)
+{
+	char path[] = "/tmp/offcpu-unit-span.XXXXXX";
+	static uint8_t buf[1 << 20];
+	size_t pos = 0, len;
+	uint64_t dur = 0;
+	gzFile gz;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0 && pprof__write(p, ev, fd) == 0);
+	close(fd);
+	gz = gzopen(path, "rb");
+	len = gz ? (size_t)gzread(gz, buf, sizeof(buf)) : 0;
+	if (gz)
+		gzclose(gz);
+	unlink(path);
+	while (pos < len) {
+		uint64_t key = varint(buf, len, &pos), v = varint(buf, len, &pos);
+
+		if ((key & 7) == 0 && key >> 3 == 10)
+			dur = v;
+		else if ((key & 7) == 2)
+			pos += v;
+		else if ((key & 7) != 0)
+			break;
+	}
+	return dur;
+}
+
+/*
+ * The recording's span, pprof's Duration: from its start (offcpu-before's
+ * time; without it, the earliest block's start) to its last drain, not
+ * from the first sample written (off-CPU time is written as it ends).
+ */
+static void test_span(void)
+{
+	struct session_opts o = { 0 };
+	struct bf_file bf;
+	struct profile p;
+
+	bf_write(&bf, true, false);
+	if (!why_load(&bf.wf, &o, &p)) {
+		CHECK_EQ_U64(p.start_time, T0);
+		CHECK_EQ_U64(p.end_time, BF_LAST);
+		CHECK_EQ_U64(pprof_duration(&p, 0), BF_LAST - T0);
+	}
+	unlink(bf.wf.path);
+	profile__free(&p);
+	/* without offcpu-before: bravo's block began 1 ms after the start */
+	bf_write(&bf, false, false);
+	if (!why_load(&bf.wf, &o, &p)) {
+		CHECK_EQ_U64(p.start_time, T0 + 1000000);
+		CHECK_EQ_U64(p.end_time, BF_LAST);
+	}
+	unlink(bf.wf.path);
+	profile__free(&p);
+	/* within --time */
+	bf_write(&bf, false, false);
+	o.time_filter = true;
+	o.time_start = T0 + SEC;
+	o.time_end = UINT64_MAX;
+	if (!why_load(&bf.wf, &o, &p)) {
+		CHECK_EQ_U64(p.start_time, T0 + SEC);
+		CHECK_EQ_U64(p.end_time, BF_LAST);
+	}
+	unlink(bf.wf.path);
+	profile__free(&p);
+}
+
 const struct unit_test report_tests[] = {
 	{ "report: session sorts records of a round by time", test_session_orders_rounds },
 	{ "report: symbolizer resolves this binary, lines, build id check", test_symbolizer_self },
@@ -1454,5 +1524,6 @@ const struct unit_test report_tests[] = {
 	{ "report: waits since before the recording: 20 lines, none without", test_before_cap },
 	{ "report: one stream of samples, each parsed once, waits with their wakers",
 	  test_stream_once },
+	{ "report: the recording's span, pprof's duration", test_span },
 	{ 0 },
 };
