@@ -65,6 +65,51 @@ static int cmp_path(const void *a, const void *b)
 	return (x->value < y->value) - (x->value > y->value);
 }
 
+/*
+ * "  name (comm, binary):" above an entry's call paths: the command and the
+ * binary its rows share, each left out when they differ (the sort keys
+ * did not group by it: --sort sym gathers every command's frames of a
+ * function), so that no header shows an empty or made-up one.
+ */
+static void print_path_header(FILE *f, const struct profile *p, const struct entry *e,
+			      const uint32_t *next)
+{
+	uint32_t r, comm = UINT32_MAX, dso = UINT32_MAX, lf;
+	bool one_comm = true, one_dso = true, first = true;
+
+	for (r = e->first_row; r != UINT32_MAX; r = next[r]) {
+		uint32_t rc = p->rows[r].comm, rd;
+
+		lf = leaf(p, p->rows[r].stack);
+		rd = lf == UINT32_MAX ? UINT32_MAX : p->frames[lf].dso;
+		if (first) {
+			comm = rc;
+			dso = rd;
+			first = false;
+			continue;
+		}
+		one_comm &= rc == comm;
+		one_dso &= rd == dso;
+	}
+	fprintf(f, "\n  ");
+	fput_escaped(f, profile__frame_name(p, leaf(p, e->first_row == UINT32_MAX ? 0 :
+						     p->rows[e->first_row].stack)), 0);
+	if (first || (!one_comm && !one_dso)) {
+		fprintf(f, ":\n");
+		return;
+	}
+	fprintf(f, " (");
+	if (one_comm) {
+		fput_escaped(f, strtab__get(&p->str, comm), 0);
+		if (one_dso)
+			fprintf(f, ", ");
+	}
+	if (one_dso)
+		fput_escaped(f, dso == UINT32_MAX || dso >= p->nr_dsos ? "[unknown]" :
+				strtab__get(&p->str, p->dsos[dso].short_name), 0);
+	fprintf(f, "):\n");
+}
+
 static void print_paths(FILE *f, const struct profile *p, const struct entry *e,
 			const uint32_t *next, uint64_t total)
 {
@@ -91,15 +136,7 @@ static void print_paths(FILE *f, const struct profile *p, const struct entry *e,
 	}
 	if (n)
 		qsort(paths, n, sizeof(*paths), cmp_path);
-	fprintf(f, "\n  ");
-	fput_escaped(f, profile__frame_name(p, leaf(p, e->first_row == UINT32_MAX ? 0 :
-							   p->rows[e->first_row].stack)), 0);
-	fprintf(f, " (");
-	fput_escaped(f, strtab__get(&p->str, e->comm), 0);
-	fprintf(f, ", ");
-	fput_escaped(f, e->dso == UINT32_MAX ? "[unknown]" :
-			strtab__get(&p->str, p->dsos[e->dso].short_name), 0);
-	fprintf(f, "):\n");
+	print_path_header(f, p, e, next);
 	for (i = 0; i < n && i < MAX_PATHS; i++) {
 		uint32_t nr;
 		const uint32_t *ids = profile__stack_frames(p, paths[i].stack, &nr);
@@ -300,7 +337,7 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		int created;
 
 		if (profile__row_empty(r))
-			continue; /* all of its time went to its waker's rows */
+			continue; /* nothing in it */
 		for (k = 0; k < o->nr_keys; k++) {
 			switch (o->keys[k]) {
 			case SORT_COMM: key.comm = r->comm; break;

@@ -1435,6 +1435,33 @@ static void test_stream_once(void)
 	profile__free(&p);
 }
 
+/* --sort sym: a function's call paths under one header, the command only when it is one. */
+static void test_sort_sym_header(void)
+{
+	struct text_opts t = { .keys = { SORT_SYM }, .nr_keys = 1, .top = 10 };
+	struct session_opts o = { 0 };
+	struct bf_file bf;
+	struct profile p;
+	char *buf = NULL;
+
+	bf_write(&bf, false, false);
+	if (!why_load(&bf.wf, &o, &p)) {
+		OUTPUT(buf, text__write(&p, &t, f));
+		/* alpha, bravo, echo... wait in libc's read: the binary alone */
+		CHECK(buf && strstr(buf, "\n  read (libc"));
+		CHECK(buf && !strstr(buf, " (, "));
+		free(buf);
+		t.keys[0] = SORT_COMM;
+		t.keys[1] = SORT_SYM;
+		t.nr_keys = 2;
+		OUTPUT(buf, text__write(&p, &t, f));
+		CHECK(buf && strstr(buf, "\n  read (alpha, libc"));
+		free(buf);
+	}
+	unlink(bf.wf.path);
+	profile__free(&p);
+}
+
 /* pprof's duration_nanos (field 10) in the pprof of @p's event @ev. */
 static uint64_t pprof_duration(const struct profile *p, int ev)
 {
@@ -1524,6 +1551,7 @@ const struct unit_test report_tests[] = {
 	{ "report: waits since before the recording: 20 lines, none without", test_before_cap },
 	{ "report: one stream of samples, each parsed once, waits with their wakers",
 	  test_stream_once },
+	{ "report: --sort sym headers name what the rows share", test_sort_sym_header },
 	{ "report: the recording's span, pprof's duration", test_span },
 	{ 0 },
 };
