@@ -1435,6 +1435,39 @@ static void test_stream_once(void)
 	profile__free(&p);
 }
 
+/* Folded lines in the order of their text, names with characters that sort before ';'. */
+static void test_folded_order(void)
+{
+	static const char *const names[][2] = { { "foo (x)" }, { "foo", "b" }, { "foo!" },
+						{ "foo", "a" }, { "fo" }, { "foo" } };
+	struct profile_frame f = { .dso = UINT32_MAX };
+	struct profile p;
+	char *buf = NULL;
+	size_t i, len = 0;
+	FILE *out;
+
+	CHECK(profile__init(&p, 1) == 0);
+	p.events[0].name = strtab__add(&p.str, "offcpu-time");
+	p.events[0].offcpu = true;
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		uint32_t fr[2], n, r;
+
+		for (n = 0; n < 2 && names[i][n]; n++) {
+			f.sym = strtab__add(&p.str, names[i][n]);
+			fr[n] = profile__frame(&p, &f);
+		}
+		r = add_row(&p, 0, 10, 11, "c", profile__stack(&p, fr, n));
+		p.rows[r].period = 1000 * (i + 1);
+		p.rows[r].count = 1;
+	}
+	out = open_memstream(&buf, &len);
+	CHECK(folded__write(&p, 0, out) == 0);
+	fclose(out);
+	CHECK_STR(buf, "c;fo 5\nc;foo 6\nc;foo (x) 1\nc;foo! 3\nc;foo;a 4\nc;foo;b 2\n");
+	free(buf);
+	profile__free(&p);
+}
+
 /* --sort sym: a function's call paths under one header, the command only when it is one. */
 static void test_sort_sym_header(void)
 {
@@ -1551,6 +1584,7 @@ const struct unit_test report_tests[] = {
 	{ "report: waits since before the recording: 20 lines, none without", test_before_cap },
 	{ "report: one stream of samples, each parsed once, waits with their wakers",
 	  test_stream_once },
+	{ "report: folded lines in the order of their text", test_folded_order },
 	{ "report: --sort sym headers name what the rows share", test_sort_sym_header },
 	{ "report: the recording's span, pprof's duration", test_span },
 	{ 0 },
