@@ -4,11 +4,14 @@
  * writer: one offcpu-time event, THREADS threads of one process, and
  * SAMPLES samples (in rounds of 10000, as perf writes) whose user call chains point into the functions of a real
  * binary (mapped with an MMAP2 record), so that both offcpu report and perf
- * report have real symbolization work to do.
+ * report have real symbolization work to do. With -p the file is in perf's
+ * pipe format (what offcpu record -o - writes), and -o - writes it to
+ * standard output, to be piped into offcpu report -i -.
  *
- *   gen-perfdata -o FILE [-n SAMPLES] [-s STACKS] [-t THREADS] BINARY
+ *   gen-perfdata -o FILE [-p] [-n SAMPLES] [-s STACKS] [-t THREADS] BINARY
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -93,7 +96,7 @@ int main(int argc, char **argv)
 {
 	const char *out = NULL;
 	char *bin;
-	uint64_t nsamples = 1000000, *funcs = NULL, **stacks, t = 1000000000ULL, id = 1;
+	uint64_t nsamples = 1000000, *funcs = NULL, **stacks, t = 1000000000ULL, id = 1, total = 0;
 	size_t nstacks = 5000, nthreads = 40, nfuncs, i, k;
 	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
 	struct perf_event_attr attr = { 0 };
@@ -101,11 +104,13 @@ int main(int argc, char **argv)
 	char buf[8192];
 	struct stat st;
 	uint32_t *depth;
+	bool pipe_mode = false;
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "o:n:s:t:")) != -1) {
+	while ((c = getopt(argc, argv, "o:pn:s:t:")) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
+		case 'p': pipe_mode = true; break;
 		case 'n': nsamples = strtoull(optarg, NULL, 10); break;
 		case 's': nstacks = strtoul(optarg, NULL, 10); break;
 		case 't': nthreads = strtoul(optarg, NULL, 10); break;
@@ -113,7 +118,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!out || optind != argc - 1 || !nstacks || !nthreads) {
-		fprintf(stderr, "usage: gen-perfdata -o FILE [-n SAMPLES] [-s STACKS] [-t THREADS] BINARY\n");
+		fprintf(stderr, "usage: gen-perfdata -o FILE [-p] [-n SAMPLES] [-s STACKS] [-t THREADS] "
+			"BINARY\n");
 		return 2;
 	}
 	bin = realpath(argv[optind], NULL);
@@ -126,8 +132,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen-perfdata: %s: too few function symbols (needs .symtab)\n", bin);
 		return 1;
 	}
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	w = fd >= 0 ? perf_writer__new(fd) : NULL;
+	fd = strcmp(out, "-") ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644) : STDOUT_FILENO;
+	w = fd < 0 ? NULL : pipe_mode ? perf_writer__new_pipe(fd) : perf_writer__new(fd);
 	if (!w) {
 		fprintf(stderr, "gen-perfdata: cannot create %s: %s\n", out, strerror(errno));
 		return 1;
@@ -189,6 +195,7 @@ int main(int argc, char **argv)
 		int size = perf_sample__encode(attr.sample_type, &s, buf, sizeof(buf));
 
 		t += 1000;
+		total += s.period;
 		if (size < 0 || perf_writer__write(w, (struct perf_event_header *)buf))
 			return 1;
 		if (i % 10000 == 9999 && perf_writer__write(w, &round)) /* as perf writes them */
@@ -200,6 +207,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	perf_writer__free(w);
-	close(fd);
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	/* what a report of it must find */
+	fprintf(stderr, "gen-perfdata: %llu samples, %llu ns\n", (unsigned long long)nsamples,
+		(unsigned long long)total);
 	return 0;
 }
