@@ -646,3 +646,55 @@ test_report_perf_dwarf() {
 	[ "$total" -gt 20 ] && [ $((same * 100)) -ge $((total * 90)) ] ||
 		{ diff perf.user offcpu.user; fail "only $same of $total samples have perf's user stack"; }
 }
+
+# peak_rss_kb OUT CMD...: run CMD (its stdin is ours), its output in OUT; prints its peak
+# resident memory in KiB: GNU time's %M, else the highest VmHWM read while it runs
+peak_rss_kb() {
+	local out=$1 pid hwm=0 h
+	shift
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f %M -o rss.txt "$@" >"$out" || return 1
+		tail -n 1 rss.txt
+		return 0
+	fi
+	"$@" >"$out" &
+	pid=$!
+	while h=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) && [ -n "$h" ]; do
+		[ "$h" -le "$hwm" ] || hwm=$h
+		sleep 0.02
+	done
+	wait "$pid" || return 1
+	echo "$hwm"
+}
+
+# A pipe-mode stream of 1,000,000 off-CPU samples (5000 stacks, 40 threads)
+# piped into offcpu report -i -, as offcpu record -o - | offcpu report -i -
+# would: read as it comes, in bounded memory (under 100 MiB at its peak,
+# --folded too), its totals exact, and the same report as of the stream as a file.
+test_report_pipe_stream_memory() {
+	make -s -C "$ROOT" BUILD="$BUILD" bench-gen >make.log 2>&1 || { cat make.log; fail "cannot build gen-perfdata"; }
+	cp "$OFFCPU" target
+	gen=$ROOT/$BUILD/bench/gen-perfdata
+	"$gen" -p -o - -n 1000000 target 2>gen.txt |
+		peak_rss_kb text.txt "$OFFCPU" report -i - >rss.text 2>err.txt || { cat err.txt; fail "report -i - failed"; }
+	"$gen" -p -o - -n 1000000 target 2>/dev/null |
+		peak_rss_kb folded.txt "$OFFCPU" report -i - --folded >rss.folded 2>>err.txt ||
+		{ cat err.txt; fail "report -i - --folded failed"; }
+	read -r _ n _ ns _ <gen.txt
+	[ "$n" = 1000000 ] || { cat gen.txt; fail "gen-perfdata wrote $n samples"; }
+	[ ! -s err.txt ] || { cat err.txt; fail "the report said something"; }
+	want=$(awk -v ns="$ns" 'BEGIN { printf "%.3f", ns / 1e6 }')
+	grep -qx "# offcpu-time: $want ms off-CPU in 1000000 samples" text.txt ||
+		{ head -3 text.txt; fail "text totals: expected $want ms in 1000000 samples"; }
+	got=$(awk '{ s += $NF } END { printf "%.0f", s }' folded.txt)
+	# each line rounds to the microsecond: 0.5 us at most each
+	lines=$(wc -l <folded.txt)
+	awk -v g="$got" -v ns="$ns" -v l="$lines" 'BEGIN { d = g * 1000 - ns; if (d < 0) d = -d; exit !(d <= l * 500) }' ||
+		fail "folded total $got us, expected $ns ns"
+	note "1M-sample pipe: peak $(cat rss.text) KiB (text), $(cat rss.folded) KiB (--folded, $lines lines)"
+	[ "$(cat rss.text)" -lt 102400 ] || fail "report -i - peaked at $(cat rss.text) KiB, not under 100 MiB"
+	[ "$(cat rss.folded)" -lt 102400 ] || fail "report -i - --folded peaked at $(cat rss.folded) KiB"
+	# the same stream, read from a file: the same report
+	"$gen" -p -o stream.data -n 1000000 target 2>/dev/null
+	"$OFFCPU" report -i stream.data --folded | cmp -s - folded.txt || fail "the stream as a file reports otherwise"
+}
