@@ -6,13 +6,12 @@
  * against the helper; and the user registers a walk starts from, or none
  * where the kernel would walk differently.
  *
- * Needs: common.bpf.h, stackmap.bpf.h.
+ * Needs: common.bpf.h.
  */
 #ifndef OFFCPU_UFP_BPF_H
 #define OFFCPU_UFP_BPF_H
 
 #include "common.bpf.h"
-#include "stackmap.bpf.h"
 
 /* vm.mmap_min_addr: nothing is mapped below it, so a frame pointer there ends
  * the walk as a failed read would, without the cost of a page fault */
@@ -20,6 +19,7 @@ const volatile __u64 user_min_addr = 0;
 /* frames the kernel's helper stores at most: min(127, kernel.perf_event_max_stack) */
 const volatile __u32 user_max_depth = OFFCPU_MAX_STACK_DEPTH;
 
+#ifdef __TARGET_ARCH_x86
 /*
  * The walk's count leaves its loop as a known value on each of the loop's
  * exits: 127 of them, one per depth at which the walk can stop. The verifier
@@ -41,7 +41,6 @@ static __always_inline long blur(__u64 *buf, long n)
 	return *(volatile __u64 *)&buf[OFFCPU_MAX_STACK_DEPTH] & OFFCPU_MAX_STACK_DEPTH;
 }
 
-#ifdef __TARGET_ARCH_x86
 /* The user registers of @task, or NULL where the kernel would walk differently. */
 static __always_inline struct pt_regs *user_regs(struct task_struct *task)
 {

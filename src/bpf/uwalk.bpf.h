@@ -10,13 +10,12 @@
  * bpf_loop callback, its state in map memory: the verifier checks the step
  * once, whatever the depth.
  *
- * Needs: common.bpf.h, stackmap.bpf.h, ufp.bpf.h, urules.bpf.h.
+ * Needs: common.bpf.h, ufp.bpf.h, urules.bpf.h.
  */
 #ifndef OFFCPU_UWALK_BPF_H
 #define OFFCPU_UWALK_BPF_H
 
 #include "common.bpf.h"
-#include "stackmap.bpf.h"
 #include "ufp.bpf.h"
 #include "urules.bpf.h"
 
