@@ -120,8 +120,9 @@ test_deb_package() {
 	[ "${units:-0}" -gt 0 ] || { grep -E '^FAIL|passed' build.log; fail "no unit test passed there"; }
 	echo "the package build ran $units unit tests"
 	# and DEB_BUILD_OPTIONS=nocheck leaves them out
-	(cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=2" make -s -f debian/rules \
-		override_dh_auto_test) >nocheck.log 2>&1 || { cat nocheck.log; fail "nocheck: the rule failed"; }
+	(cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL DEB_BUILD_OPTIONS="nocheck parallel=2" \
+		make -s --no-print-directory -f debian/rules \
+			override_dh_auto_test) >nocheck.log 2>&1 || { cat nocheck.log; fail "nocheck: the rule failed"; }
 	[ "$(cat nocheck.log)" = "nocheck: the unit tests are not run" ] ||
 		{ cat nocheck.log; fail "nocheck ran something"; }
 	deb=$(ls src/offcpu_*_amd64.deb)
