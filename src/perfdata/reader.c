@@ -287,24 +287,6 @@ int reader_meta(struct perf_reader *r, const struct perf_event_header *h)
 	return 0;
 }
 
-int perf_reader__next(struct perf_reader *r, const struct perf_event_header **rec)
-{
-	int ret = r->pipe ? reader_pipe_next(r, rec) : reader_file_next(r, rec);
-
-	if (ret <= 0)
-		return ret;
-	r->stats.records++;
-	r->stats.samples += (*rec)->type == PERF_RECORD_SAMPLE;
-	/* file mode names events with EVENT_UPDATE too: a file that never got its EVENT_DESC */
-	if (r->pipe || (*rec)->type == PERF_RECORD_EVENT_UPDATE) {
-		int err = reader_meta(r, *rec);
-
-		if (err)
-			return err;
-	}
-	return 1;
-}
-
 void reader_say(char *buf, size_t len, size_t *n, const char *fmt, ...)
 {
 	va_list ap;
@@ -317,14 +299,6 @@ void reader_say(char *buf, size_t len, size_t *n, const char *fmt, ...)
 	va_end(ap);
 	if (k > 0)
 		*n += (size_t)k;
-}
-
-size_t perf_reader__warning(const struct perf_reader *r, char *buf, size_t len)
-{
-	if (!len)
-		return 0;
-	buf[0] = 0;
-	return r->pipe ? reader_pipe_warning(r, buf, len) : reader_file_warning(r, buf, len);
 }
 
 long reader_find_event(struct perf_reader *r, const struct perf_event_header *rec, bool sample)

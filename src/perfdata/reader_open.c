@@ -3,8 +3,11 @@
  * Opening a perf.data input for the reader: which of file mode (a regular
  * file, mapped), a directory (perf record --threads: its data and data.N
  * streams) or pipe mode (stdin, a fifo or a pipe-mode file, read as it
- * comes) it is; what is not perf.data is refused with what is wrong; and
- * closing it all again.
+ * comes) it is; what is not perf.data is refused with what is wrong; its
+ * records handed out by the reader of its kind, and what that reader could
+ * not read said; and closing it all again. The kinds' readers
+ * (reader_file.c, reader_pipe.c) and what they share (reader.c) never call
+ * back here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -227,6 +230,32 @@ static int reader_init(struct perf_reader *r, const char *path, const char *dir,
 		return -EINVAL;
 	r->err[0] = 0;
 	return 0;
+}
+
+int perf_reader__next(struct perf_reader *r, const struct perf_event_header **rec)
+{
+	int ret = r->pipe ? reader_pipe_next(r, rec) : reader_file_next(r, rec);
+
+	if (ret <= 0)
+		return ret;
+	r->stats.records++;
+	r->stats.samples += (*rec)->type == PERF_RECORD_SAMPLE;
+	/* file mode names events with EVENT_UPDATE too: a file that never got its EVENT_DESC */
+	if (r->pipe || (*rec)->type == PERF_RECORD_EVENT_UPDATE) {
+		int err = reader_meta(r, *rec);
+
+		if (err)
+			return err;
+	}
+	return 1;
+}
+
+size_t perf_reader__warning(const struct perf_reader *r, char *buf, size_t len)
+{
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	return r->pipe ? reader_pipe_warning(r, buf, len) : reader_file_warning(r, buf, len);
 }
 
 void perf_reader__close(struct perf_reader *r)
