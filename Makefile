@@ -25,21 +25,17 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
 
-CORE_SRCS := src/util/util.c src/util/outfile.c src/util/safepath.c src/util/procmaps.c src/util/kallsyms.c src/util/hashmap.c src/util/intset.c src/util/elf.c src/util/objread.c src/perfdata/sample.c src/perfdata/writer.c src/perfdata/reader.c src/perfdata/input.c \
-	src/perfdata/queue.c src/perfdata/wakers.c
-RECORD_SRCS := src/record/record.c src/record/options.c src/record/summary.c src/record/round.c src/record/events.c src/record/file.c src/record/threads.c src/record/flight.c src/record/collector.c src/record/loader.c src/record/stackstore.c src/record/sideband.c src/record/synth.c \
-	src/record/target.c src/record/workload.c src/record/hold.c src/record/buildids.c src/record/rings.c src/record/output.c \
-	src/record/korc.c src/record/unwinder.c src/record/tablemem.c src/record/userstacks.c src/record/sampler.c src/record/run.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
-REPORT_SRCS := src/report/report.c src/report/session.c src/report/threads.c src/report/resolve.c src/report/befores.c src/report/symbolizer.c src/report/profile.c \
-	src/perfdata/reader_open.c src/perfdata/reader_file.c src/perfdata/reader_pipe.c \
-	src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c src/report/json.c
+# every source of a part's folder is built: a new file needs no line here
+CORE_SRCS := $(sort $(wildcard src/util/*.c src/perfdata/*.c))
+RECORD_SRCS := $(sort $(wildcard src/record/*.c src/unwind/*.c))
+REPORT_SRCS := $(sort $(wildcard src/report/*.c))
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
 APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 
-UNIT_SRCS := tests/unit/test_perfdata.c tests/unit/test_queue.c tests/unit/test_util.c tests/unit/test_outfile.c tests/unit/test_options.c tests/unit/test_summary.c tests/unit/test_rings.c tests/unit/test_unwind.c tests/unit/test_oracle.c tests/unit/test_report.c tests/unit/unit_main.c \
-	src/report/symbolizer.c src/report/profile.c src/report/folded.c src/report/pprof.c src/report/session.c src/report/threads.c src/report/resolve.c src/report/befores.c \
-	src/perfdata/reader_open.c src/perfdata/reader_file.c src/perfdata/reader_pipe.c \
-	src/report/text.c src/report/json.c src/report/svg.c src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/unwind/ehframe.c src/unwind/tables.c src/unwind/oracle.c
+# the unit tests: all of report but its command, the parts of record that need no BPF
+REPORT_LIB_SRCS := $(filter-out src/report/report.c,$(REPORT_SRCS))
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c)) $(REPORT_LIB_SRCS) \
+	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c $(sort $(wildcard src/unwind/*.c))
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
 	$(BUILD)/tests/hostile
 WORKLOADS += $(BUILD)/tests/hang
@@ -110,9 +106,8 @@ $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $< $(FUZZ_SRCS) -o $@
 
-FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/perfdata/wakers.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/util/objread.c src/report/session.c src/report/threads.c src/report/resolve.c src/report/befores.c src/report/symbolizer.c src/unwind/oracle.c \
-	src/report/profile.c src/report/text.c src/report/folded.c src/report/pprof.c src/report/svg.c \
-	src/report/json.c
+FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/perfdata/wakers.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/util/objread.c \
+	$(REPORT_LIB_SRCS) src/unwind/oracle.c
 $(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wildcard src/*/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
