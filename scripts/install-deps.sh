@@ -14,8 +14,8 @@ DEMO=(
 	gcc libc6-dev make clang
 	# bpftool writes vmlinux.h and the skeleton; pkg-config finds libbpf
 	bpftool pkgconf
-	# the libraries offcpu links
-	libbpf-dev libelf-dev libdw-dev zlib1g-dev libiberty-dev
+	# the libraries offcpu links (libdebuginfod: report fetches debug files by build id)
+	libbpf-dev libelf-dev libdw-dev zlib1g-dev libiberty-dev libdebuginfod-dev
 	# the demo shows perf report reading the recording
 	linux-perf
 )
@@ -27,6 +27,8 @@ CHECK=(
 	golang-go chromium libclang-rt-14-dev libc6-dbg
 	# workloads and tools the tests run (setpriv, pgrep, python3 threads, strace -f, git ls-files)
 	util-linux procps coreutils gawk python3 strace git
+	# runtimes: Python's offsets checked against its DWARF, a node JIT, a local debuginfod server
+	python3.11-dbg nodejs debuginfod
 	# the kernel matrix (tests/integration/kernels.sh): Debian's kernels under QEMU
 	qemu-system-x86 busybox-static cpio
 	# the package (tests/integration/package.sh): man pages, the .deb and lintian
