@@ -347,4 +347,29 @@ struct offcpu_unw_sample {
 #define OFFCPU_UNW_MARK_REASON(ip) ((unsigned)((ip) & 0xf))
 #define OFFCPU_UNW_MARK_AT(ip) ((unsigned)(((ip) >> 4) & 0x7f))
 
+/*
+ * Named frames: code no ELF object names (a Python function, JIT code).
+ *
+ * A Python frame in a user stack is an address of its own range, one
+ * OFFCPU_PYFRAME_SIZE slot per interned (process, code object):
+ * OFFCPU_PYFRAME_LO + id * OFFCPU_PYFRAME_SIZE, above 2^56 (the top of
+ * 5-level user space) and below the kernel's half, so no mapping ever holds
+ * it. JIT code keeps its real addresses.
+ *
+ * Names reach the file as MMAP2 records of the process (prot r-x, private,
+ * pgoff 0) over the named range, written before the first sample that uses
+ * them: "[py] QUALNAME (FILE:LINE)" over a Python frame's slot, "[jit] NAME"
+ * over a perf map entry's code (/tmp/perf-PID.map). perf reads them as
+ * mappings without a file and shows the name as the frame's object; offcpu
+ * report names the frame with it.
+ */
+#define OFFCPU_PYFRAME_LO 0x0100000000000000ULL
+#define OFFCPU_PYFRAME_SIZE 16ULL
+#define OFFCPU_PYFRAME_MAX (1ULL << 24) /* ids */
+#define OFFCPU_PYFRAME_HI (OFFCPU_PYFRAME_LO + OFFCPU_PYFRAME_MAX * OFFCPU_PYFRAME_SIZE)
+#define OFFCPU_IS_PYFRAME(ip) ((ip) >= OFFCPU_PYFRAME_LO && (ip) < OFFCPU_PYFRAME_HI)
+#define OFFCPU_PYFRAME_OF(id) (OFFCPU_PYFRAME_LO + (__u64)(id) * OFFCPU_PYFRAME_SIZE)
+#define OFFCPU_NAMED_PY "[py] "
+#define OFFCPU_NAMED_JIT "[jit] "
+
 #endif /* OFFCPU_H */
