@@ -228,6 +228,14 @@ enum offcpu_unw_cfa {
 	OFFCPU_UNW_CFA_PLT, /* a PLT entry: CFA = rsp + 8 + ((rip & 15) >= 11 ? 8 : 0) */
 	OFFCPU_UNW_CFA_NONE, /* no rule: the walk ends */
 	OFFCPU_UNW_CFA_SIGNAL, /* a signal frame: registers saved in the ucontext at rsp */
+	/* code whose ABI keeps frame pointers, its unwind method (Go): CFA = rbp + 16,
+	 * rbp saved at CFA - 16; rbp 0 ends the chain (the outermost frame). rbp may
+	 * point to another stack than rsp's (Go switches stacks and keeps rbp) */
+	OFFCPU_UNW_CFA_FP,
+	/* code that keeps frame pointers without CFI (V8's builtins): one frame
+	 * pointer step, taken only if plausible (rbp 8-aligned, above rsp and within
+	 * its stack, the return address in an executable mapping), else no rule */
+	OFFCPU_UNW_CFA_FP_CHECKED,
 };
 
 enum offcpu_unw_rbp {
@@ -263,6 +271,10 @@ struct offcpu_unw_map {
 		    * OFFCPU_UNW_OBJ_PENDING: its table is being built */
 	__u32 pad;
 };
+
+/* the object of an anonymous executable mapping (JIT code, which keeps frame
+ * pointers): walked by OFFCPU_UNW_CFA_FP_CHECKED's step, else as object 0 */
+#define OFFCPU_UNW_OBJ_JIT 0xfffffffeu
 
 struct offcpu_unw_proc {
 	__u32 nr;
