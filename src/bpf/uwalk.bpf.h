@@ -57,6 +57,7 @@ struct uw_state {
 	__u64 pc, sp, bp; /* the frame being unwound */
 	__u64 copy_at, copy_len; /* the copy: copy_len bytes from copy_at */
 	__u64 lo, hi; /* uw_map()'s binary search bounds */
+	__u64 stack_lo, stack_hi; /* the mapping of the stack sp was in at the start; 0: unknown */
 	__u32 reason; /* enum offcpu_unw_end */
 	__u32 mark_at; /* the frame where tables stopped */
 	__u32 last_map; /* 1 + the mapping the last pc was in; 0: none */
@@ -202,6 +203,29 @@ static __always_inline long uw_fp_step(struct uw *c)
 	return uw_push(c, ra);
 }
 
+/*
+ * One frame pointer step through code that keeps frame pointers but has no
+ * rule (JIT code, V8's builtins), taken only if it is plausible: rbp 8-aligned,
+ * above sp and within sp's stack, the return address in an executable mapping
+ * of the process. The next frame goes on by its own rule. 2: not plausible.
+ */
+#define UW_FP_STACK_MAX (8ULL << 20) /* rbp - sp at most where the stack's end is not known */
+static __always_inline long uw_fp_checked(struct uw *c)
+{
+	__u64 bp = c->s->bp, sp = c->s->sp, next, ra;
+	bool known = sp >= c->s->stack_lo && sp < c->s->stack_hi;
+
+	if ((bp & 7) || bp < sp || (known ? bp + 16 > c->s->stack_hi : bp - sp > UW_FP_STACK_MAX))
+		return 2;
+	if (uw_read(c, bp, &next) || uw_read(c, bp + 8, &ra) || !uw_map(c, ra))
+		return 2;
+	c->s->bp = next;
+	c->s->sp = bp + 16;
+	c->s->pc = ra;
+	c->s->interrupted = false;
+	return uw_push(c, ra);
+}
+
 /* Tables stop at the current frame for @why: frame pointers from here. */
 static __always_inline long uw_to_fp(struct uw *c, __u32 why)
 {
@@ -228,6 +252,13 @@ static long uw_step(__u32 i, struct uw *c)
 	}
 	if (m->obj == OFFCPU_UNW_OBJ_PENDING)
 		return uw_to_fp(c, OFFCPU_UNW_BUILDING);
+	if (m->obj == OFFCPU_UNW_OBJ_JIT) {
+		/* JIT code: one checked step, else frame pointers from here, as
+		 * for any code without a table */
+		long k = uw_fp_checked(c);
+
+		return k == 2 ? uw_to_fp(c, OFFCPU_UNW_NO_TABLE) : k;
+	}
 	/* a return address is the instruction after the call: its rule
 	 * may be the next function's; the call itself is one byte before */
 	r = uw_rule(m->obj, c->s->pc - m->bias - (c->s->interrupted ? 0 : 1), &why);
@@ -248,6 +279,23 @@ static long uw_step(__u32 i, struct uw *c)
 	case OFFCPU_UNW_CFA_PLT:
 		cfa = sp + 8 + ((c->s->pc & 15) >= 11 ? 8 : 0);
 		break;
+	case OFFCPU_UNW_CFA_FP:
+		/* the object's method (Go): a zero frame pointer ends the chain */
+		if (!c->s->bp)
+			return 1; /* complete */
+		if (c->s->bp & 7) {
+			c->s->reason = OFFCPU_UNW_BAD_FRAME;
+			return 1;
+		}
+		cfa = c->s->bp + 16;
+		break;
+	case OFFCPU_UNW_CFA_FP_CHECKED: {
+		long k = uw_fp_checked(c);
+
+		if (k == 2)
+			c->s->reason = OFFCPU_UNW_NO_RULE;
+		return k == 2 ? 1 : k;
+	}
 	case OFFCPU_UNW_CFA_SIGNAL:
 		/* rt_sigreturn's frame: the interrupted registers are in the
 		 * ucontext at rsp (uc_mcontext at 40: rbp at +80, rsp +120, rip +128) */
@@ -271,8 +319,9 @@ static long uw_step(__u32 i, struct uw *c)
 	}
 	if (r->outermost)
 		return 1; /* complete */
-	/* a caller's frame lies above its callee's */
-	if (cfa < sp + 8) {
+	/* a caller's frame lies above its callee's (but where Go switched
+	 * stacks, keeping rbp: from a thread's stack to a goroutine's) */
+	if (cfa < sp + 8 && r->cfa != OFFCPU_UNW_CFA_FP) {
 		c->s->reason = OFFCPU_UNW_BAD_FRAME;
 		return 1;
 	}
@@ -358,6 +407,8 @@ static __always_inline long table_walk(struct task_struct *task, struct pt_regs 
 				t->stack_lo = t->stack_hi = 0;
 			}
 		}
+		c.s->stack_lo = t->stack_lo;
+		c.s->stack_hi = t->stack_hi;
 		/* up to the end of the mapping; unknown: of the page */
 		len = t->stack_hi ? t->stack_hi - c.s->sp : 4096 - (c.s->sp & 4095);
 		if (len > unwind_copy)

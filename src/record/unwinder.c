@@ -251,7 +251,7 @@ static void set_object(struct unwinder *u, struct offcpu_unw_map *m, uint32_t id
 
 	m->obj = id;
 	m->bias = 0;
-	if (!id || id == OFFCPU_UNW_OBJ_PENDING)
+	if (!id || id == OFFCPU_UNW_OBJ_PENDING || id == OFFCPU_UNW_OBJ_JIT)
 		return;
 	/* no segment for the mapping: the walk goes on by frame pointers */
 	seg = tablemem__segments(u->tm, id);
@@ -274,7 +274,8 @@ static void hold_objects(struct unwinder *u, uint32_t tgid, const struct offcpu_
 	if (!ids)
 		return; /* held by none: taken back sooner, rebuilt if needed */
 	for (i = 0; i < pv->nr; i++)
-		if (pv->maps[i].obj && pv->maps[i].obj != OFFCPU_UNW_OBJ_PENDING) {
+		if (pv->maps[i].obj && pv->maps[i].obj != OFFCPU_UNW_OBJ_PENDING &&
+		    pv->maps[i].obj != OFFCPU_UNW_OBJ_JIT) {
 			ids[n++] = pv->maps[i].obj;
 			tablemem__get(u->tm, pv->maps[i].obj);
 		}
@@ -390,6 +391,9 @@ static int load_process(struct unwinder *u, int tgid)
 			}
 		} else if (!strcmp(ml.name, "[vdso]")) {
 			id = vdso_object(u);
+		} else if (!ml.name[0]) {
+			/* anonymous executable memory: JIT code, which keeps frame pointers */
+			id = OFFCPU_UNW_OBJ_JIT;
 		}
 		set_object(u, m, id, ml.pgoff);
 		pv->nr++;

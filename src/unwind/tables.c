@@ -267,6 +267,160 @@ static int read_loads(struct unwind_table *t, const struct elfobj *o, const char
 	return 0;
 }
 
+/*
+ * Code that keeps frame pointers (runtime.md, "Go" and "JIT code"):
+ * - Go: an object with .note.go.buildid or .gopclntab. Its ABI keeps frame
+ *   pointers, and its own code has no CFI (cgo's C code has): every address
+ *   without a rule gets OFFCPU_UNW_CFA_FP, the object's unwind method, and
+ *   the functions a goroutine or thread starts in (runtime.goexit,
+ *   runtime.mstart, runtime.rt0_go, from .symtab where there is one) are
+ *   outermost: a new thread's rbp is its creator's, not 0.
+ * - V8's embedded builtins (Builtins_* in node's .text, no CFI): their
+ *   range gets OFFCPU_UNW_CFA_FP_CHECKED where it has no rule.
+ */
+#define FP_RULE(kind, last) { .cfa = (kind), .rbp = OFFCPU_UNW_RBP_AT, .outermost = (last), \
+			      .cfa_off = 16, .rbp_off = -16 }
+#define SYMS_MAX (64ULL << 20) /* bytes of .symtab or .strtab read at most */
+
+/* Give [@lo, @hi) rule @rule (@hi UINT64_MAX: no end): where it has none (@only_none), or everywhere. */
+static int overlay(struct unwind_table *t, uint64_t lo, uint64_t hi, uint32_t rule, bool only_none)
+{
+	struct unwind_row *old = t->rows;
+	size_t nr = t->nr, i = 0, j = 0;
+	uint32_t cur = UNWIND_RULE_NONE; /* before the first row: none */
+	uint64_t cuts[2] = { lo, hi };
+	int e = 0;
+
+	t->rows = NULL;
+	t->nr = t->cap = 0;
+	/* the rows' starts and the range's ends, in order; the rule at each */
+	while ((i < nr || j < 2) && !e) {
+		uint64_t at;
+		uint32_t r;
+
+		if (j < 2 && cuts[j] == UINT64_MAX) {
+			j++; /* no end */
+			continue;
+		}
+		if (j < 2 && (i >= nr || cuts[j] <= old[i].start)) {
+			at = cuts[j++];
+			if (i < nr && old[i].start == at)
+				cur = old[i++].rule;
+		} else {
+			at = old[i].start;
+			cur = old[i++].rule;
+		}
+		r = cur;
+		if (at >= lo && at < hi && (!only_none || cur == UNWIND_RULE_NONE))
+			r = rule;
+		e = add_row(t, at, r);
+	}
+	free(old);
+	return e;
+}
+
+struct sym_scan {
+	uint64_t v8_lo, v8_hi; /* Builtins_* */
+	uint64_t top[8][2]; /* Go's outermost functions */
+	size_t nr_top;
+};
+
+static bool go_top(const char *n)
+{
+	static const char *const tops[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go" };
+	size_t i, k;
+
+	for (i = 0; i < ARRAY_SIZE(tops); i++) {
+		k = strlen(tops[i]);
+		if (!strncmp(n, tops[i], k) && (!n[k] || !strcmp(n + k, ".abi0")))
+			return true;
+	}
+	return false;
+}
+
+/* Read .symtab for what @go and V8 need; an object without one has none. */
+static void scan_syms(const struct elfobj *o, bool go, struct sym_scan *ss)
+{
+	const Elf64_Shdr *sym = elfobj__section(o, ".symtab"), *str = elfobj__section(o, ".strtab");
+	Elf64_Sym *syms = NULL;
+	char *names = NULL;
+	size_t i, n;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!sym || !str || sym->sh_type != SHT_SYMTAB || str->sh_type != SHT_STRTAB ||
+	    !str->sh_size)
+		return;
+	syms = elfobj__read(o, sym->sh_offset, sym->sh_size, SYMS_MAX);
+	names = elfobj__read(o, str->sh_offset, str->sh_size, SYMS_MAX);
+	if (!syms || !names)
+		goto out;
+	names[str->sh_size - 1] = 0;
+	n = sym->sh_size / sizeof(*syms);
+	for (i = 0; i < n; i++) {
+		const Elf64_Sym *s = &syms[i];
+		const char *nm;
+
+		if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || !s->st_value || !s->st_size ||
+		    s->st_name >= str->sh_size)
+			continue;
+		nm = names + s->st_name;
+		if (go) {
+			if (ss->nr_top < ARRAY_SIZE(ss->top) && go_top(nm)) {
+				ss->top[ss->nr_top][0] = s->st_value;
+				ss->top[ss->nr_top++][1] = s->st_value + s->st_size;
+			}
+		} else if (!strncmp(nm, "Builtins_", 9)) {
+			if (!ss->v8_lo || s->st_value < ss->v8_lo)
+				ss->v8_lo = s->st_value;
+			if (s->st_value + s->st_size > ss->v8_hi)
+				ss->v8_hi = s->st_value + s->st_size;
+		}
+	}
+out:
+	free(syms);
+	free(names);
+}
+
+/* The frame-pointer rules of Go's code or V8's builtins, over what .eh_frame gave. */
+static int fp_rows(struct unwind_table *t, const struct elfobj *o, bool go, const char *name,
+		   const struct unwind_budget *b, char *err, size_t errlen)
+{
+	struct unwind_rule fp = FP_RULE(OFFCPU_UNW_CFA_FP, 0), top = FP_RULE(OFFCPU_UNW_CFA_FP, 1),
+			   checked = FP_RULE(OFFCPU_UNW_CFA_FP_CHECKED, 0);
+	struct sym_scan ss;
+	long k, kt;
+	size_t i;
+	int e = 0;
+
+	scan_syms(o, go, &ss);
+	if (go) {
+		k = local_rule(t, &fp, 0);
+		kt = local_rule(t, &top, 0);
+		if (k < 0 || kt < 0)
+			e = -ENOMEM;
+		if (!e)
+			e = overlay(t, 0, UINT64_MAX, (uint32_t)k, true);
+		for (i = 0; i < ss.nr_top && !e; i++)
+			e = overlay(t, ss.top[i][0], ss.top[i][1], (uint32_t)kt, false);
+		t->fp = true;
+	} else if (ss.v8_hi > ss.v8_lo) {
+		k = local_rule(t, &checked, 0);
+		e = k < 0 ? (int)k : overlay(t, ss.v8_lo, ss.v8_hi, (uint32_t)k, true);
+	}
+	if (e)
+		snprintf(err, errlen, "out of memory");
+	else if (b && b->max_rows && t->nr > b->max_rows) {
+		snprintf(err, errlen, "%s: over its budget of %zu unwind rows", name, b->max_rows);
+		e = -E2BIG;
+	}
+	return e;
+}
+
+static bool is_go(const struct elfobj *o)
+{
+	return elfobj__section(o, ".note.go.buildid") || elfobj__section(o, ".gopclntab");
+}
+
 static int build_obj(struct unwind_table *t, const struct elfobj *o, const char *name,
 		     const struct unwind_budget *b, char *err, size_t errlen)
 {
@@ -281,6 +435,8 @@ static int build_obj(struct unwind_table *t, const struct elfobj *o, const char 
 		return e;
 	sec = elfobj__section(o, ".eh_frame");
 	if (!sec || sec->sh_type == SHT_NOBITS || !sec->sh_size) {
+		if (is_go(o))
+			return fp_rows(t, o, true, name, b, err, errlen);
 		snprintf(err, errlen, "%s: no .eh_frame", name);
 		return -ENOENT;
 	}
@@ -314,6 +470,8 @@ static int build_obj(struct unwind_table *t, const struct elfobj *o, const char 
 	t->bad = st.bad;
 	if (e == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
+	if (!e)
+		e = fp_rows(t, o, is_go(o), name, b, err, errlen);
 	return e;
 }
 

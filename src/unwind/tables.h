@@ -65,6 +65,7 @@ struct unwind_table {
 	size_t nr_rules, cap_rules;
 	struct hashmap rule_index;
 	bool merged; /* rows index the shared set */
+	bool fp; /* frame pointers are its method where .eh_frame has no rule (Go) */
 };
 
 /*
