@@ -13,10 +13,11 @@
  * was ended by a recorded wakeup, with the same time and period. Its TID is
  * the waker's (0/0 for an interrupt), its CALLCHAIN the waker's stack when it
  * woke the thread (perf's layout, context markers included; empty for an
- * interrupt without kernel stacks), and its RAW payload the header below
- * followed by the wakee's own callchain (the offcpu-time sample's, repeated
- * so that a waker sample stands alone). perf report shows these samples as
- * the waker's stacks weighted by the time they ended; perf script prints
+ * interrupt without kernel stacks), and its RAW payload the header below.
+ * It refers to its wait, the offcpu-time sample right before it (the wakee's
+ * tid, the time and period are the same), whose callchain it does not repeat:
+ * nr_wakee_ips is 0 (earlier files repeated the wakee's callchain after the
+ * header; readers skip it). perf report shows these samples as the waker's stacks weighted by the time they ended; perf script prints
  * the payload as a BPF output hex dump.
  */
 #ifndef OFFCPU_PERFDATA_WAKERS_H

@@ -146,8 +146,8 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, uint64_t period,
 		 uint32_t cpu, char *buf, size_t cap)
 {
-	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 4], wakee[2 * OFFCPU_MAX_STACK_DEPTH + 4];
-	char raw[sizeof(struct offcpu_waker_raw) + sizeof(wakee) + 8];
+	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 4];
+	char raw[sizeof(struct offcpu_waker_raw) + 8];
 	const struct offcpu_wakeup *wk = r->o.wakers ? stackstore__wakeup(r->stacks, k->wakeup) : NULL;
 	const struct offcpu_chain *ch;
 	struct offcpu_waker w = {
@@ -164,7 +164,6 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 		.raw = raw,
 	};
 	struct perf_event_header *h = (void *)buf;
-	uint64_t ip, nw;
 	unsigned unw;
 	uint32_t i;
 	int size;
@@ -180,8 +179,8 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 		w.nr_chain = 1;
 	for (i = 0; i < w.nr_chain; i++)
 		snprintf(w.chain[i], sizeof(w.chain[i]), "%.16s", ch ? ch->names[i] : "[unknown]");
-	nw = callchain(r, k->tgid, k->pid, k->kern_stack, k->user_stack, wakee, &ip, &unw);
-	size = waker__encode(&w, wakee, nw, raw, sizeof(raw));
+	/* the wait it ended is the offcpu-time sample right before it: not repeated */
+	size = waker__encode(&w, NULL, 0, raw, sizeof(raw));
 	if (size < 0)
 		return size;
 	s.raw_size = (uint32_t)size;
