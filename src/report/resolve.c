@@ -63,6 +63,43 @@ static int cache_frames(struct resolver *r, uint64_t *v, const uint32_t *out, in
 	return 0;
 }
 
+/*
+ * The name of a frame no symbol names: its object and where in it, so that
+ * distinct frames stay distinct and a user can look them up. In a file,
+ * "OBJ+0xOFFSET" with the file offset (what perf report shows of an
+ * unresolved frame, "[.] 0x...", and pprof's address; the ELF address too
+ * in the text of most PIE programs and libraries); in memory without a
+ * file, "OBJ@0xADDRESS".
+ */
+static uint32_t unnamed(struct resolver *r, const struct mapobj *m, uint64_t off, uint64_t addr)
+{
+	const char *obj = strtab__get(&r->p->str, r->p->dsos[m->dso].short_name);
+	char name[320];
+
+	if (m->kind == MAPOBJ_ANON)
+		snprintf(name, sizeof(name), "%s@0x%llx", obj, (unsigned long long)addr);
+	else
+		snprintf(name, sizeof(name), "%s+0x%llx", obj, (unsigned long long)off);
+	return strtab__add(&r->p->str, name);
+}
+
+bool resolver__unnamed(const struct profile *p, uint32_t frame)
+{
+	const struct profile_frame *f = frame < p->nr_frames ? &p->frames[frame] : NULL;
+	const char *name, *obj, *q;
+	size_t n;
+
+	if (!f || f->kernel || f->label || f->dso >= p->nr_dsos)
+		return false;
+	name = strtab__get(&p->str, f->sym);
+	obj = strtab__get(&p->str, p->dsos[f->dso].short_name);
+	n = strlen(obj);
+	if (strncmp(name, obj, n) || (name[n] != '+' && name[n] != '@') || strncmp(name + n + 1, "0x", 2))
+		return false;
+	q = name + n + 3;
+	return *q && q[strspn(q, "0123456789abcdef")] == 0;
+}
+
 /* Resolve one address to frames (innermost first) into @out; returns how many. */
 static int resolve_addr(struct resolver *r, const struct addrspace *as, uint8_t ctx,
 			uint64_t addr, bool ret, uint32_t *out, int max)
@@ -92,9 +129,22 @@ static int resolve_addr(struct resolver *r, const struct addrspace *as, uint8_t 
 		out[0] = profile__frame(r->p, &f);
 		return out[0] == UINT32_MAX ? -ENOMEM : 1;
 	}
+	if (m->kind == MAPOBJ_PY || m->kind == MAPOBJ_JIT) {
+		/* named code: the mapping is the function (offcpu.h, "Named frames") */
+		f.dso = m->dso;
+		f.sym = m->name;
+		f.file = m->file;
+		f.line = m->line;
+		f.addr = addr;
+		if (r->p->dsos[m->dso].max_addr < addr)
+			r->p->dsos[m->dso].max_addr = addr;
+		out[0] = profile__frame(r->p, &f);
+		return out[0] == UINT32_MAX ? -ENOMEM : 1;
+	}
 	off = addr - vm->start + vm->pgoff;
 	key[0] = vm->obj;
-	key[1] = off | ((uint64_t)ret << 63);
+	/* without a file, the address tells frames apart: offsets may repeat */
+	key[1] = (m->kind == MAPOBJ_ANON ? addr : off) | ((uint64_t)ret << 63);
 	v = hashmap__upsert(&r->addr_frames, key, sizeof(key), &created);
 	if (!v)
 		return -ENOMEM;
@@ -111,8 +161,10 @@ static int resolve_addr(struct resolver *r, const struct addrspace *as, uint8_t 
 	if (r->p->dsos[m->dso].max_addr < off)
 		r->p->dsos[m->dso].max_addr = off;
 	if (n == 0) {
-		f.sym = r->unknown;
-		out[0] = profile__frame(r->p, &f);
+		f.sym = unnamed(r, m, off, addr);
+		out[0] = f.sym == UINT32_MAX ? UINT32_MAX : profile__frame(r->p, &f);
+		if (out[0] == UINT32_MAX)
+			return -ENOMEM;
 		n = 1;
 	} else {
 		for (i = 0; i < n && i < max; i++) {

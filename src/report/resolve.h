@@ -3,9 +3,11 @@
  * Sample resolution: a sample's call chain (or its ip) made a stack of
  * profile frames, root first, in its process's mappings at the sample's
  * time (threads.h): kernel frames through kallsyms, user frames through the
- * symbolizer (inlined ones with --lines), offcpu's marks of a walk that
- * stopped short named for why, and a user stack copy with no user frames
- * (perf record --call-graph dwarf) unwound with libdw first. Each distinct
+ * symbolizer (inlined ones with --lines; a frame no symbol names keeps its
+ * object and offset, "prog+0x1139"), named code (a Python function, JIT
+ * code) by its mapping's name, offcpu's marks of a walk that stopped short
+ * named for why, and a user stack copy with no user frames (perf record
+ * --call-graph dwarf) unwound with libdw first. Each distinct
  * chain in a process's mappings is symbolized once, each address once; and
  * an offcpu-waker sample's payload made the waker's name, chain and stack.
  */
@@ -62,6 +64,13 @@ int resolver__stack(struct resolver *r, const struct perf_event_attr *attr, uint
  */
 int resolver__chain(struct resolver *r, uint16_t misc, const struct perf_sample *smp, bool chain,
 		    uint32_t *stack);
+
+/*
+ * Is @frame a user frame in an object that no symbol named, which the
+ * resolver names "OBJ+0xOFFSET" (a file) or "OBJ@0xADDRESS" (no file)?
+ * Those are what debug files would name: the report counts them.
+ */
+bool resolver__unnamed(const struct profile *p, uint32_t frame);
 
 /*
  * The waker @w of an offcpu-waker sample @smp (@attr, @misc: its event's and

@@ -352,6 +352,74 @@ static Elf *open_vdso(struct sym_dso *d)
 	return elf_memory(d->image, size);
 }
 
+/* A program, not a library: an executable, or a PIE (an interpreter, no soname). */
+static bool is_program(Elf *elf)
+{
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	bool interp = false;
+	size_t n, i;
+
+	if (!gelf_getehdr(elf, &eh))
+		return false;
+	if (eh.e_type == ET_EXEC)
+		return true;
+	if (eh.e_type != ET_DYN || elf_getphdrnum(elf, &n))
+		return false;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			interp = true;
+	}
+	while (interp && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Dyn dyn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (i = 0; i < sh.sh_size / sh.sh_entsize && gelf_getdyn(data, (int)i, &dyn); i++)
+			if (dyn.d_tag == DT_SONAME)
+				return false;
+	}
+	return interp;
+}
+
+/*
+ * A stripped program's entry point is its _start: named so, over the first
+ * range its unwind table (.eh_frame) describes from there (glibc's _start
+ * is one row), when no symbol covers it. Stacks of stripped programs then
+ * end in _start as those of others do.
+ */
+static void add_entry(struct sym_dso *d, size_t *cap)
+{
+	Dwarf_CFI *cfi;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	GElf_Ehdr eh;
+	size_t i;
+
+	if (!d->elf || !gelf_getehdr(d->elf, &eh) || !eh.e_entry || !is_program(d->elf))
+		return;
+	i = last_at_or_below(d->syms, d->nr_syms, addr, eh.e_entry);
+	if (i != SIZE_MAX && (d->syms[i].addr == eh.e_entry ||
+			      eh.e_entry - d->syms[i].addr < d->syms[i].size))
+		return;
+	cfi = dwarf_getcfi_elf(d->elf);
+	if (!cfi)
+		return;
+	if (!dwarf_cfi_addrframe(cfi, eh.e_entry, &frame) &&
+	    dwarf_frame_info(frame, &start, &end, NULL) >= 0 && start == eh.e_entry &&
+	    end > start && !grow_array((void **)&d->syms, cap, d->nr_syms + 1, sizeof(*d->syms))) {
+		d->syms[d->nr_syms++] = (struct sym){ .addr = start, .size = end - start, .name = "_start" };
+		qsort(d->syms, d->nr_syms, sizeof(*d->syms), cmp_sym);
+	}
+	free(frame);
+	dwarf_cfi_end(cfi);
+}
+
 static void dso__load(struct symbolizer *s, struct sym_dso *d)
 {
 	uint8_t id[20];
@@ -412,6 +480,7 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 		if (!k || d->syms[k - 1].addr != d->syms[i].addr)
 			d->syms[k++] = d->syms[i];
 	d->nr_syms = k;
+	add_entry(d, &cap);
 	if (s->o.lines)
 		d->dw = dwarf_begin_elf(d->dbg ? d->dbg : d->elf, DWARF_C_READ, NULL);
 }

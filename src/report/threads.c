@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "threads.h"
+#include "../offcpu.h"
 #include "../perfdata/format.h"
 #include "../util/util.h"
 
@@ -79,10 +80,10 @@ uint32_t threads__exe(const struct threads *t, uint32_t pid)
 	return v && *v != UINT64_MAX ? (uint32_t)*v : UINT32_MAX;
 }
 
-/* The object number of (@sd, @dso) for procmaps, or -ENOMEM. */
-static long mapobj(struct threads *t, struct sym_dso *sd, uint32_t dso)
+/* The object number of @o for procmaps, or -ENOMEM. */
+static long mapobj(struct threads *t, const struct mapobj *mo)
 {
-	struct mapobj o = { sd, dso };
+	struct mapobj o = *mo;
 	int created;
 	uint64_t *v = hashmap__upsert(&t->obj_of, &o, sizeof(o), &created);
 
@@ -145,6 +146,58 @@ void threads__build_ids(struct threads *t, const uint8_t *p, size_t size)
 	}
 }
 
+/*
+ * A mapping offcpu record named (offcpu.h, "Named frames"): a Python
+ * function, "[py] QUALNAME (FILE:LINE)", or JIT code, "[jit] NAME". Every
+ * address in it is that function; its object is the pseudo-object of its
+ * kind, shared by all. A Python name whose "(FILE:LINE)" cannot be read is
+ * the function's whole name.
+ */
+static int on_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len, const char *fn,
+		    bool py)
+{
+	struct mapobj o = { .kind = py ? MAPOBJ_PY : MAPOBJ_JIT };
+	const char *name = fn + (py ? strlen(OFFCPU_NAMED_PY) : strlen(OFFCPU_NAMED_JIT));
+	size_t n = strlen(name);
+	long obj;
+
+	if (py && n > 4 && name[n - 1] == ')') {
+		/* a qualified name has no space ("f.<locals>.g"), a file name may */
+		const char *open = strstr(name, " ("), *colon = NULL;
+		char *copy;
+
+		if (open)
+			colon = memrchr(open, ':', (size_t)(name + n - open));
+		if (open && colon && colon > open + 2 && colon + 1 < name + n - 1 &&
+		    strspn(colon + 1, "0123456789") == (size_t)(name + n - 1 - (colon + 1)) &&
+		    (copy = strndup(name, n))) {
+			copy[open - name] = 0;
+			copy[colon - name] = 0;
+			o.file = strtab__add(&t->p->str, copy + (open - name) + 2);
+			o.line = (uint32_t)strtoul(colon + 1, NULL, 10);
+			o.name = strtab__add(&t->p->str, copy);
+			free(copy);
+			if (o.file == UINT32_MAX || o.name == UINT32_MAX)
+				return -ENOMEM;
+		}
+	}
+	if (!o.name)
+		o.name = strtab__add(&t->p->str, *name ? name : fn);
+	o.dso = profile__dso(t->p, py ? "[python]" : "[jit]", NULL, 0, false);
+	if (o.name == UINT32_MAX || o.dso == UINT32_MAX)
+		return -ENOMEM;
+	obj = mapobj(t, &o);
+	if (obj < 0)
+		return (int)obj;
+	return procmaps__map(&t->maps, pid, addr, len, 0, (uint32_t)obj);
+}
+
+/* A mapping with no file behind it: its offsets mean nothing, its addresses do. */
+static bool anon_name(const char *fn)
+{
+	return fn[0] != '/' ? strcmp(fn, "[vdso]") != 0 : fn[1] == '/';
+}
+
 static int on_mmap(struct threads *t, const struct perf_event_header *h)
 {
 	struct perf_record_mmap2 m2;
@@ -153,6 +206,7 @@ static int on_mmap(struct threads *t, const struct perf_event_header *h)
 	const uint8_t *bid = NULL;
 	size_t bid_len = 0;
 	const char *fn;
+	struct mapobj mo = { 0 };
 	struct sym_dso *sd;
 	uint32_t dso;
 	long obj;
@@ -191,6 +245,10 @@ static int on_mmap(struct threads *t, const struct perf_event_header *h)
 	}
 	if (!len || addr + len < addr)
 		return 0;
+	if (!strncmp(fn, OFFCPU_NAMED_PY, strlen(OFFCPU_NAMED_PY)))
+		return on_named(t, pid, addr, len, fn, true);
+	if (!strncmp(fn, OFFCPU_NAMED_JIT, strlen(OFFCPU_NAMED_JIT)))
+		return on_named(t, pid, addr, len, fn, false);
 	if (!bid_len && (v = hashmap__find(&t->build_ids, fn, strlen(fn)))) {
 		bid_len = t->bids[*v][0];
 		bid = &t->bids[*v][1];
@@ -199,7 +257,10 @@ static int on_mmap(struct threads *t, const struct perf_event_header *h)
 	dso = profile__dso(t->p, fn, bid, bid_len, false);
 	if (!sd || dso == UINT32_MAX)
 		return -ENOMEM;
-	obj = mapobj(t, sd, dso);
+	mo.sd = sd;
+	mo.dso = dso;
+	mo.kind = anon_name(fn) ? MAPOBJ_ANON : MAPOBJ_FILE;
+	obj = mapobj(t, &mo);
 	if (obj < 0)
 		return (int)obj;
 	if (fn[0] == '/' && fn[1] != '/' && strncmp(fn, "/memfd:", 7) &&

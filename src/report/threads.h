@@ -5,7 +5,8 @@
  * (COMM, inherited at FORK), each process's executable (its first file
  * mapping since its exec) and executable mappings (MMAP, MMAP2, copied at
  * FORK), and the build ids the file names (the BUILD_ID feature,
- * HEADER_BUILD_ID records, MMAP2 with a build id). The session feeds it the
+ * HEADER_BUILD_ID records, MMAP2 with a build id), and the named code
+ * offcpu record maps (offcpu.h "Named frames"). The session feeds it the
  * records in time order, so a sample resolves against the state at its
  * time. Names and dsos are interned in the profile; each mapped object is
  * also a symbolizer dso, opened on first use.
@@ -19,10 +20,25 @@
 #include "symbolizer.h"
 #include "../util/procmaps.h"
 
-/* What a mapping's object number stands for: a symbolizer dso and a profile dso. */
+enum mapobj_kind {
+	MAPOBJ_FILE, /* a file: its frames are named by the symbolizer, else OBJ+0xOFFSET */
+	MAPOBJ_ANON, /* no file (//anon, [heap], ...): unnamed frames are OBJ@0xADDRESS */
+	MAPOBJ_PY, /* offcpu's named Python frame ("[py] QUALNAME (FILE:LINE)", offcpu.h) */
+	MAPOBJ_JIT, /* offcpu's named JIT code ("[jit] NAME") */
+};
+
+/*
+ * What a mapping's object number stands for: a symbolizer dso and a profile
+ * dso; or, for named code, no symbolizer dso (it is never opened), the
+ * shared pseudo-object of its kind ("[python]", "[jit]") and the name that
+ * every address of the mapping resolves to. Compared as bytes: no padding.
+ */
 struct mapobj {
-	struct sym_dso *sd;
+	struct sym_dso *sd; /* NULL for named code */
 	uint32_t dso;
+	uint32_t kind; /* enum mapobj_kind */
+	uint32_t name, file, line; /* named code: function, source file (strtab, 0 none), line */
+	uint32_t pad;
 };
 
 struct threads {

@@ -17,6 +17,7 @@
 #include "util/util.h"
 #include "report/profile.h"
 #include "report/symbolizer.h"
+#include "report/resolve.h"
 #include "report/session.h"
 #include "perfdata/writer.h"
 #include "perfdata/sample.h"
@@ -1495,6 +1496,158 @@ static void test_sort_sym_header(void)
 	profile__free(&p);
 }
 
+/*
+ * Named code and frames without a symbol, in a file written by hand: a
+ * process maps this binary, two Python functions ("[py] ...", at their
+ * addresses above 2^56), two pieces of JIT code ("[jit] ..."), a library
+ * that is not on this machine and anonymous memory. Named frames take their
+ * names (Python: file and line too), in one pseudo-object per kind; frames
+ * no symbol names keep their object and offset, each its own; an address
+ * outside every mapping is [unknown].
+ */
+static void named_mmap(struct perf_writer *w, uint64_t st, char *buf, uint64_t start, uint64_t len,
+		       uint64_t pgoff, const char *name, uint64_t time)
+{
+	memset(buf, 0, 8192);
+	*(uint32_t *)(buf + 8) = 300;
+	*(uint32_t *)(buf + 12) = 300;
+	*(uint64_t *)(buf + 16) = start;
+	*(uint64_t *)(buf + 24) = len;
+	*(uint64_t *)(buf + 32) = pgoff;
+	*(uint32_t *)(buf + 64) = PROT_READ | PROT_EXEC;
+	*(uint32_t *)(buf + 68) = MAP_PRIVATE;
+	strcpy(buf + 72, name);
+	put_sideband(w, st, buf, 72 + strlen(name) + 1, PERF_RECORD_MMAP2, 300, time);
+}
+
+static const struct profile_frame *frame_named(const struct profile *p, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nr_frames; i++)
+		if (!strcmp(profile__frame_name(p, i), name))
+			return &p->frames[i];
+	return NULL;
+}
+
+static void test_named_and_unnamed_frames(void)
+{
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	char path[] = "/tmp/offcpu-unit-named.XXXXXX", bin[4096], buf[8192] = { 0 };
+	struct perf_event_attr attr = { 0 };
+	struct session_opts o = { .input = path, .sym = { .demangle = true, .kallsyms = "/dev/null" } };
+	struct text_opts t = { .keys = { SORT_SYM }, .nr_keys = 1, .top = 10 };
+	const uint64_t py_run = OFFCPU_PYFRAME_OF(5), py_main = OFFCPU_PYFRAME_OF(6);
+	uint64_t id = 7, off = 0, ips[3][8];
+	struct perf_sample smp = { 0 };
+	const struct profile_frame *f, *g;
+	struct perf_writer *w;
+	struct profile p;
+	char *out = NULL;
+	uint32_t i, n;
+	int fd = mkstemp(path), size;
+
+	unsetenv("DEBUGINFOD_URLS"); /* the library not found is never asked for */
+	CHECK(fd >= 0);
+	CHECK(py_run > (1ULL << 56));
+	CHECK(self_offset((uintptr_t)&unit_probe_fn, &off, bin, sizeof(bin)) == 0);
+	w = perf_writer__new(fd);
+	attr.size = PERFDATA_ATTR_SIZE;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	attr.sample_type = OFFCPU_SAMPLE_TYPE;
+	attr.sample_id_all = 1;
+	CHECK(perf_writer__add_event(w, &attr, OFFCPU_EVENT_NAME, &id, 1) == 0);
+	memset(buf, 0, sizeof(buf));
+	*(uint32_t *)(buf + 8) = 300;
+	*(uint32_t *)(buf + 12) = 300;
+	strcpy(buf + 16, "pyapp");
+	put_sideband(w, attr.sample_type, buf, 16 + 8, PERF_RECORD_COMM, 300, 10);
+	named_mmap(w, attr.sample_type, buf, 0x400000, 0x10000000, 0, bin, 11);
+	named_mmap(w, attr.sample_type, buf, py_run, OFFCPU_PYFRAME_SIZE, 0,
+		   OFFCPU_NAMED_PY "Handler.run (/srv/app (v2)/app.py:42)", 12);
+	named_mmap(w, attr.sample_type, buf, py_main, OFFCPU_PYFRAME_SIZE, 0,
+		   OFFCPU_NAMED_PY "<module> (/srv/main.py:1)", 13);
+	named_mmap(w, attr.sample_type, buf, 0x7f0000001000, 0x100, 0,
+		   OFFCPU_NAMED_JIT "LazyCompile:~work /srv/x.js:3", 14);
+	named_mmap(w, attr.sample_type, buf, 0x7f0000002000, 0x80, 0, OFFCPU_NAMED_JIT "Builtin:Call", 15);
+	named_mmap(w, attr.sample_type, buf, 0x20000000, 0x10000, 0x2000, "/nonexistent/libfoo.so", 16);
+	named_mmap(w, attr.sample_type, buf, 0x30000000, 0x1000, 0, "//anon", 17);
+	/* native leaf, two Python frames, the native root */
+	ips[0][0] = (uint64_t)PERF_CONTEXT_USER;
+	ips[0][1] = mapped((void *)&unit_probe_fn);
+	ips[0][2] = py_run;
+	ips[0][3] = py_main;
+	ips[0][4] = mapped((void *)&test_demangle);
+	/* JIT code, then unnamed code in a library and in anonymous memory */
+	ips[1][0] = (uint64_t)PERF_CONTEXT_USER;
+	ips[1][1] = 0x7f0000001010;
+	ips[1][2] = 0x7f0000002020;
+	ips[1][3] = 0x20000100;
+	ips[1][4] = 0x20000200;
+	ips[1][5] = 0x30000010;
+	/* another library frame and an address no mapping holds */
+	ips[2][0] = (uint64_t)PERF_CONTEXT_USER;
+	ips[2][1] = 0x20000300;
+	ips[2][2] = 0x90000000;
+	for (i = 0; i < 3; i++) {
+		static const uint64_t nr[3] = { 5, 6, 3 };
+
+		smp = (struct perf_sample){ .id = 7, .ip = ips[i][1], .pid = 300, .tid = 300,
+					    .time = 100 + i, .period = 1000000 * (3 - i),
+					    .nr_ips = nr[i], .ips = ips[i] };
+		size = perf_sample__encode(attr.sample_type, &smp, buf, sizeof(buf));
+		CHECK(size > 0 && perf_writer__write(w, (void *)buf) == 0);
+	}
+	CHECK(perf_writer__write(w, &round) == 0);
+	CHECK(perf_writer__finish(w) == 0);
+	perf_writer__free(w);
+	close(fd);
+	CHECK(session__load(&o, &p) == 0);
+	unlink(path);
+	CHECK_EQ_U64(p.nr_rows, 3);
+	OUTPUT(out, folded__write(&p, 0, f));
+	CHECK_STR(out, "pyapp;[unknown];libfoo.so+0x2300 1000\n"
+		       "pyapp;anon@0x30000010;libfoo.so+0x2200;libfoo.so+0x2100;Builtin:Call;"
+		       "LazyCompile:~work /srv/x.js:3 2000\n"
+		       "pyapp;test_demangle;<module>;Handler.run;unit_probe_fn 3000\n");
+	free(out);
+	/* Python: function, file and line; one pseudo-object per kind */
+	f = frame_named(&p, "Handler.run");
+	g = frame_named(&p, "<module>");
+	CHECK(f && g);
+	if (f && g) {
+		CHECK_STR(strtab__get(&p.str, f->file), "/srv/app (v2)/app.py");
+		CHECK_EQ_U64(f->line, 42);
+		CHECK_STR(strtab__get(&p.str, g->file), "/srv/main.py");
+		CHECK_EQ_U64(g->line, 1);
+		CHECK(f->dso == g->dso && f->dso < p.nr_dsos);
+		CHECK_STR(profile__frame_dso(&p, (uint32_t)(f - p.frames)), "[python]");
+	}
+	f = frame_named(&p, "Builtin:Call");
+	g = frame_named(&p, "LazyCompile:~work /srv/x.js:3");
+	CHECK(f && g && f->dso == g->dso && !f->file);
+	if (f)
+		CHECK_STR(profile__frame_dso(&p, (uint32_t)(f - p.frames)), "[jit]");
+	for (i = 0, n = 0; i < p.nr_dsos; i++)
+		n += !strncmp(strtab__get(&p.str, p.dsos[i].name), "[py", 3) ||
+		     !strncmp(strtab__get(&p.str, p.dsos[i].name), "[jit", 4);
+	CHECK_EQ_U64(n, 2);
+	/* what the report counts as frames without a symbol */
+	for (i = 0, n = 0; i < p.nr_frames; i++)
+		n += resolver__unnamed(&p, i);
+	CHECK_EQ_U64(n, 4);
+	f = frame_named(&p, "libfoo.so+0x2100");
+	CHECK(f && f->addr == 0x2100 && resolver__unnamed(&p, (uint32_t)(f - p.frames)));
+	f = frame_named(&p, "[unknown]");
+	CHECK(f && !resolver__unnamed(&p, (uint32_t)(f - p.frames)));
+	/* the table's call paths show a Python frame's file and line */
+	OUTPUT(out, text__write(&p, &t, f));
+	CHECK(out && strstr(out, "Handler.run  ([python] /srv/app (v2)/app.py:42)"));
+	free(out);
+	profile__free(&p);
+}
+
 /* pprof's duration_nanos (field 10) in the pprof of @p's event @ev. */
 static uint64_t pprof_duration(const struct profile *p, int ev)
 {
@@ -1587,5 +1740,7 @@ const struct unit_test report_tests[] = {
 	{ "report: folded lines in the order of their text", test_folded_order },
 	{ "report: --sort sym headers name what the rows share", test_sort_sym_header },
 	{ "report: the recording's span, pprof's duration", test_span },
+	{ "report: named python and jit frames, unnamed frames keep object and offset",
+	  test_named_and_unnamed_frames },
 	{ 0 },
 };
