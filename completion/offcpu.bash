@@ -50,6 +50,7 @@ _offcpu() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0
 		;;
+	report:--debug-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
 	record:--stacks) COMPREPLY=($(compgen -W "user kernel both" -- "$cur")); return 0 ;;
 	record:--unwind) COMPREPLY=($(compgen -W "tables fp" -- "$cur")); return 0 ;;
 	record:--transport) COMPREPLY=($(compgen -W "ringbuf perfbuf" -- "$cur")); return 0 ;;

@@ -14,6 +14,7 @@
 #include "report.h"
 #include "../offcpu.h"
 #include "profile.h"
+#include "resolve.h"
 #include "session.h"
 #include "../util/outfile.h"
 #include "../util/util.h"
@@ -34,6 +35,7 @@ enum {
 	OPT_WAKERS,
 	OPT_STATES,
 	OPT_NO_BEFORE,
+	OPT_DEBUG_DIR,
 };
 
 struct report_opts {
@@ -83,6 +85,10 @@ static const struct argp_option report_options[] = {
 	{ 0, 0, 0, 0, "Symbols:", 3 },
 	{ "lines", OPT_LINES, 0, 0, "Source file and line, and inlined functions (libdw)", 3 },
 	{ "kallsyms", OPT_KALLSYMS, "FILE", 0, "Kernel symbols from FILE (default /proc/kallsyms)", 3 },
+	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0, "Look for separate debug files under DIR "
+						"(DIR/.build-id/xx/yyyy.debug), then under "
+						"/usr/lib/debug, then from debuginfod when "
+						"DEBUGINFOD_URLS is set", 3 },
 	{ "no-demangle", OPT_NO_DEMANGLE, 0, 0, "Show C++ and Rust names as they are in the binary", 3 },
 	{ "verbose", 'v', 0, 0, "More messages", 4 },
 	{ 0 },
@@ -276,6 +282,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 	case OPT_KALLSYMS:
 		o->s.sym.kallsyms = arg;
 		break;
+	case OPT_DEBUG_DIR:
+		o->s.sym.debug_dir = arg;
+		break;
 	case OPT_NO_DEMANGLE:
 		o->s.sym.demangle = false;
 		break;
@@ -340,10 +349,123 @@ fail:
 	return err;
 }
 
+struct unnamed_obj {
+	uint32_t dso;
+	uint64_t value;
+};
+
+static int cmp_unnamed(const void *a, const void *b)
+{
+	const struct unnamed_obj *x = a, *y = b;
+
+	return (x->value < y->value) - (x->value > y->value);
+}
+
+/*
+ * One line on stderr when user frames stayed without a symbol (named
+ * OBJ+0xOFFSET): how many, the share of the off-CPU time (else of the
+ * samples) whose stacks hold one, their objects (most time first), and what
+ * would name them. Nothing when every frame has a name.
+ */
+static void warn_unnamed(const struct profile *p, const struct debuginfo_stats *di)
+{
+	uint8_t *mark = calloc(p->nr_frames ? p->nr_frames : 1, 1); /* 1 unnamed, 2 and seen */
+	struct unnamed_obj *objs = calloc(p->nr_dsos ? p->nr_dsos : 1, sizeof(*objs));
+	uint64_t total = 0, with = 0;
+	unsigned nframes = 0, shown = 0, nfiles = 0;
+	bool offcpu = false, files = false, anon = false, one;
+	char list[512] = "", share[32];
+	size_t len = 0;
+	uint32_t i, k;
+
+	if (!mark || !objs)
+		goto out;
+	for (i = 0; i < p->nr_frames; i++)
+		mark[i] = resolver__unnamed(p, i);
+	for (i = 0; i < p->nr_rows; i++)
+		offcpu |= p->events[p->rows[i].event].offcpu && !profile__row_empty(&p->rows[i]);
+	for (i = 0; i < p->nr_rows; i++) {
+		const struct profile_row *r = &p->rows[i];
+		uint64_t v = offcpu ? r->period : r->count;
+		uint32_t dsos[16], nd = 0, nr, d, j;
+		const uint32_t *fr;
+		bool any = false;
+
+		if (profile__row_empty(r) || (offcpu && !p->events[r->event].offcpu) ||
+		    r->stack >= p->nr_stacks)
+			continue;
+		total += v;
+		fr = profile__stack_frames(p, r->stack, &nr);
+		for (k = 0; k < nr; k++) {
+			if (fr[k] >= p->nr_frames || !mark[fr[k]])
+				continue;
+			any = true;
+			nframes += mark[fr[k]] == 1;
+			mark[fr[k]] = 2;
+			d = p->frames[fr[k]].dso;
+			for (j = 0; j < nd && dsos[j] != d; j++) /* the row's objects, each once */
+				;
+			if (j == nd && nd < ARRAY_SIZE(dsos))
+				dsos[nd++] = d;
+		}
+		if (!any)
+			continue;
+		with += v;
+		for (k = 0; k < nd; k++) {
+			objs[dsos[k]].dso = dsos[k] + 1;
+			objs[dsos[k]].value += v;
+		}
+	}
+	if (!nframes || !total)
+		goto out;
+	qsort(objs, p->nr_dsos, sizeof(*objs), cmp_unnamed);
+	for (k = 0; k < p->nr_dsos && objs[k].dso; k++) {
+		const char *path = strtab__get(&p->str, p->dsos[objs[k].dso - 1].name);
+		bool file = path[0] == '/' && path[1] != '/';
+
+		nfiles += file;
+		anon |= !file;
+		if (shown < 4 && len < sizeof(list) - 1) {
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", shown ? ", " : "",
+						strtab__get(&p->str, p->dsos[objs[k].dso - 1].short_name));
+			shown++;
+		}
+	}
+	if (k > shown && len < sizeof(list) - 1)
+		snprintf(list + len, sizeof(list) - len, " and %u more", k - shown);
+	if (with * 1000 < total)
+		snprintf(share, sizeof(share), "less than 0.1%%");
+	else
+		snprintf(share, sizeof(share), "%.1f%%", 100.0 * (double)with / (double)total);
+	files = nfiles > 0;
+	one = nfiles == 1;
+	pr_warn("%u frame%s in %s of the %s %s no symbol, in %s: %s%s%s", nframes,
+		nframes == 1 ? "" : "s", share, offcpu ? "off-CPU time" : "samples",
+		nframes == 1 ? "has" : "have", list,
+		!files ? "" :
+		!di->enabled ? (one ? "install its -dbgsym package (or put its debug file under "
+				      "--debug-dir), or set DEBUGINFOD_URLS to a debuginfod server" :
+				      "install their -dbgsym packages (or put their debug files under "
+				      "--debug-dir), or set DEBUGINFOD_URLS to a debuginfod server") :
+		di->failed ? (one ? "debuginfod failed (said above); install its -dbgsym package" :
+				    "debuginfod failed (said above); install their -dbgsym packages") :
+			     (one ? "debuginfod (DEBUGINFOD_URLS) has no debug info for it either; "
+				    "install its -dbgsym package" :
+				    "debuginfod (DEBUGINFOD_URLS) has no debug info for them either; "
+				    "install their -dbgsym packages"),
+		files && anon ? "; " : "",
+		anon ? "code in memory without a file (JIT) is named only by its runtime's perf map" :
+		       "");
+out:
+	free(mark);
+	free(objs);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct argp argp = { report_options, report_parse, NULL, report_doc };
 	struct report_opts o = { 0 };
+	struct debuginfo_stats dstats = { 0 };
 	struct profile p;
 	int ret, ev = -1;
 	bool sort_states = false, sort_wakers = false;
@@ -360,6 +482,7 @@ int cmd_report(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
 		return 2;
 	o.s.progress = isatty(2) && log_verbosity >= 0;
+	o.s.sym.debuginfod = &dstats;
 	ret = session__load(&o.s, &p);
 	if (ret)
 		goto out;
@@ -406,6 +529,8 @@ int cmd_report(int argc, char **argv)
 		pr_err("cannot write the report: %s", strerror(errno));
 		ret = -EIO;
 	}
+	if (!ret)
+		warn_unnamed(&p, &dstats);
 out:
 	profile__free(&p);
 	free(o.s.pids);

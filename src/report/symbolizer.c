@@ -68,6 +68,7 @@ struct symbolizer {
 	size_t nr_modules;
 	char **strs; /* owned strings handed out (source file names) */
 	size_t nr_strs;
+	struct debuginfo *di; /* debuginfod, when DEBUGINFOD_URLS names a server */
 };
 
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *o)
@@ -77,6 +78,11 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o)
 	if (!s)
 		return NULL;
 	s->o = *o;
+	s->di = debuginfo__new();
+	if (!s->di) {
+		free(s);
+		return NULL;
+	}
 	elf_version(EV_CURRENT);
 	return s;
 }
@@ -111,6 +117,9 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
+	if (s->o.debuginfod)
+		debuginfo__stats(s->di, s->o.debuginfod);
+	debuginfo__free(s->di);
 	while (s->dsos) {
 		struct sym_dso *n = s->dsos->next;
 
@@ -228,18 +237,66 @@ static void hex(const uint8_t *id, size_t n, char *out)
 	out[2 * n] = 0;
 }
 
-/* A separate debug file: by build id, then by .gnu_debuglink next to the binary. */
-static void open_debug(struct sym_dso *d, const uint8_t *id, size_t id_len)
+static bool has_section(Elf *elf, const char *name)
 {
+	GElf_Shdr sh;
+
+	return find_section(elf, name, &sh) && sh.sh_type != SHT_NOBITS;
+}
+
+/*
+ * A debug file at @path for a binary of build id @id: used only when it has
+ * that build id (when the binary has one), so a stale or foreign file is
+ * never trusted.
+ */
+static bool try_debug(struct sym_dso *d, const char *path, const uint8_t *id, size_t id_len)
+{
+	uint8_t got[20];
+	size_t n;
+
+	if (!strcmp(path, d->path))
+		return false;
+	d->dbg = open_elf(path, &d->dbg_fd);
+	if (!d->dbg)
+		return false;
+	n = id_len ? elf_build_id(d->dbg, got, sizeof(got)) : 0;
+	if (id_len && (n != id_len || memcmp(got, id, n))) {
+		char a[41], b[41];
+
+		hex(id, id_len, a);
+		hex(got, n, b);
+		pr_warn("%s is not the debug file of %s: its build id is %s, not %s; not used", path,
+			d->path, n ? b : "none", a);
+		elf_end(d->dbg);
+		close(d->dbg_fd);
+		d->dbg = NULL;
+		d->dbg_fd = -1;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A separate debug file: by build id, then by .gnu_debuglink next to the
+ * binary, in its .debug/ and under a debug directory (--debug-dir's, then
+ * /usr/lib/debug); and with @remote, from debuginfod (once per build id,
+ * debuginfo.h).
+ */
+static void open_debug(struct symbolizer *s, struct sym_dso *d, const uint8_t *id, size_t id_len,
+		       bool remote)
+{
+	const char *roots[2] = { s->o.debug_dir, "/usr/lib/debug" };
 	char path[4096], h[41];
 	GElf_Shdr sh;
 	Elf_Scn *scn;
+	int r;
 
-	if (id_len >= 2) {
+	for (r = 0; r < 2 && id_len >= 2; r++) {
+		if (!roots[r] || !roots[r][0])
+			continue;
 		hex(id, id_len, h);
-		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", h, h + 2);
-		d->dbg = open_elf(path, &d->dbg_fd);
-		if (d->dbg)
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", roots[r], h, h + 2);
+		if (try_debug(d, path, id, id_len))
 			return;
 	}
 	if (d->elf && (scn = find_section(d->elf, ".gnu_debuglink", &sh))) {
@@ -248,19 +305,30 @@ static void open_debug(struct sym_dso *d, const uint8_t *id, size_t id_len)
 		const char *name;
 		int i;
 
-		if (!data || !data->d_size || !memchr(data->d_buf, 0, data->d_size))
-			return;
-		name = data->d_buf;
-		snprintf(dir, sizeof(dir), "%s", d->path);
-		slash = strrchr(dir, '/');
-		if (slash)
-			*slash = 0;
-		for (i = 0; i < 3 && !d->dbg; i++) {
-			snprintf(path, sizeof(path), i == 0 ? "%s/%s" : i == 1 ? "%s/.debug/%s" :
-				 "/usr/lib/debug%s/%s", dir, name);
-			if (strcmp(path, d->path))
-				d->dbg = open_elf(path, &d->dbg_fd);
+		if (data && data->d_size && memchr(data->d_buf, 0, data->d_size)) {
+			name = data->d_buf;
+			snprintf(dir, sizeof(dir), "%s", d->path);
+			slash = strrchr(dir, '/');
+			if (slash)
+				*slash = 0;
+			for (i = 0; i < 4; i++) {
+				const char *root = roots[i - 2 < 0 ? 0 : i - 2];
+				int n = i == 0 ? snprintf(path, sizeof(path), "%s/%s", dir, name) :
+					i == 1 ? snprintf(path, sizeof(path), "%s/.debug/%s", dir, name) :
+					root && root[0] ?
+						 snprintf(path, sizeof(path), "%s%s/%s", root, dir, name) :
+						 -1;
+
+				if (n > 0 && (size_t)n < sizeof(path) && try_debug(d, path, id, id_len))
+					return;
+			}
 		}
+	}
+	if (remote && id_len && d->path[0] == '/') {
+		const char *fetched = debuginfo__fetch(s->di, id, id_len, d->path);
+
+		if (fetched)
+			try_debug(d, fetched, id, id_len);
 	}
 }
 
@@ -440,7 +508,7 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 		/* the binary changed since the recording: its debug file may still be there */
 		elf_end(d->elf);
 		d->elf = NULL;
-		open_debug(d, d->build_id, d->build_id_len);
+		open_debug(s, d, d->build_id, d->build_id_len, true);
 		if (!d->dbg) {
 			pr_warn("build id mismatch for %s: recorded %s, the file on disk has %s; "
 				"its frames are left unresolved", d->path, a, b);
@@ -451,8 +519,15 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 	}
 	if (d->elf)
 		load_phdrs(d);
+	/*
+	 * A debug file on this machine is looked for whenever it may help; a
+	 * fetch only when it names what the binary cannot: its local functions
+	 * (no .symtab: stripped), or with --lines its source lines (no DWARF).
+	 */
 	if (!d->dbg && (!d->elf || !has_section_type(d->elf, SHT_SYMTAB) || s->o.lines))
-		open_debug(d, id_len ? id : d->build_id, id_len ? id_len : d->build_id_len);
+		open_debug(s, d, id_len ? id : d->build_id, id_len ? id_len : d->build_id_len,
+			   !d->elf || !has_section_type(d->elf, SHT_SYMTAB) ||
+				   (s->o.lines && !has_section(d->elf, ".debug_info")));
 	if (d->dbg) {
 		add_syms(d, d->dbg, SHT_SYMTAB, &cap);
 	}

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Symbols for recorded addresses: user binaries through libelf (.symtab,
- * .dynsym, separate debug files by build id or .gnu_debuglink), [vdso] from
- * this process's own image, the kernel from /proc/kallsyms, and with --lines
- * source lines and inlined functions through libdw. Each binary is opened and
- * read once, on first use.
+ * .dynsym, separate debug files by build id or .gnu_debuglink, else from
+ * debuginfod when DEBUGINFOD_URLS is set: debuginfo.h), [vdso] from this
+ * process's own image, the kernel from /proc/kallsyms, and with --lines
+ * source lines and inlined functions through libdw (the debug file's DWARF
+ * when the binary has none). A debug file is used only when its build id is
+ * the binary's. Each binary is opened and read once, on first use.
  */
 #ifndef OFFCPU_REPORT_SYMBOLIZER_H
 #define OFFCPU_REPORT_SYMBOLIZER_H
@@ -12,11 +14,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "debuginfo.h"
 
 struct symbolizer_opts {
 	const char *kallsyms; /* default /proc/kallsyms */
+	/*
+	 * Separate debug files are looked for under this directory, then under
+	 * /usr/lib/debug: DIR/.build-id/xx/yyyy.debug, DIR/BINARY'S DIR/DEBUGLINK.
+	 */
+	const char *debug_dir;
 	bool lines; /* source lines and inlined frames */
 	bool demangle;
+	struct debuginfo_stats *debuginfod; /* if set: what debuginfod was asked, at the end */
 };
 
 /* One resolved frame; strings are owned by the symbolizer. */
