@@ -1,0 +1,215 @@
+# Stripped programs (issue 24): a frame without a symbol keeps its object and
+# offset (prog+0x1195), each its own, and the report says how much time such
+# frames hold; a debug file names them, found by build id under --debug-dir
+# or fetched from a debuginfod server (a local one here), also for --lines.
+# Held to the program's own clocks: 300 ms in a, 200 ms in b.
+# shellcheck shell=bash
+
+# dbg_prog: build ./prog (stripped) and prog.debug (its debug file, objcopy
+# --only-keep-debug) from static functions a and b that sleep, record it
+# into f.data with the time it measured in truth.txt; sets BUILDID
+dbg_prog() {
+	cat >prog.c <<-'EOF'
+	#include <stdio.h>
+	#include <time.h>
+	static long long now(void)
+	{
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		return t.tv_sec * 1000000000LL + t.tv_nsec;
+	}
+	static __attribute__((noinline)) void nap(long ms)
+	{
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+		nanosleep(&ts, 0);
+		__asm__ volatile("" ::: "memory");
+	}
+	static __attribute__((noinline)) void a(void) { nap(300); __asm__ volatile(""); }
+	static __attribute__((noinline)) void b(void) { nap(200); __asm__ volatile(""); }
+	int main(int argc, char **argv)
+	{
+		long long t0 = now(), t1, t2;
+		FILE *f;
+		a();
+		t1 = now();
+		b();
+		t2 = now();
+		if (argc > 1 && (f = fopen(argv[1], "w"))) {
+			fprintf(f, "a %lld\nb %lld\n", t1 - t0, t2 - t1);
+			fclose(f);
+		}
+		return 0;
+	}
+	EOF
+	gcc -O1 -g -fno-inline -o prog.full prog.c || fail "cannot compile"
+	objcopy --only-keep-debug prog.full prog.debug || fail "objcopy --only-keep-debug failed"
+	objcopy --strip-all prog.full prog || fail "objcopy --strip-all failed"
+	! readelf -S prog | grep -q "\.symtab" || fail "prog kept its symbols"
+	BUILDID=$(readelf -n prog | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+	[ ${#BUILDID} -ge 4 ] || fail "prog has no build id"
+	record_truth -o f.data -- ./prog truth.txt
+	[ -s truth.txt ] || fail "the program wrote no ground truth"
+}
+
+# dbg_report ARGS...: offcpu report -i f.data ARGS, stdout in rep.out, stderr in rep.err
+dbg_report() {
+	"$OFFCPU" report -i f.data "$@" >rep.out 2>rep.err || { cat rep.err; fail "report $* failed"; }
+}
+
+# dbg_truth_check FOLDED: the time under a and under b against the program's clocks, within 5%
+dbg_truth_check() {
+	local fn want got
+	for fn in a b; do
+		want=$(awk -v f="$fn" '$1 == f { print $2 }' truth.txt)
+		got=$(awk -v f="$fn" 'index($0, ";main;" f ";nap;") { s += $NF } END { printf "%.0f", s * 1000 }' "$1")
+		if within 5 "$got" "$want"; then
+			echo "  $fn: slept $((want / 1000000)) ms, $((got / 1000000)) ms under $fn"
+		else
+			cat "$1"
+			fail "$fn: slept $((want / 1000000)) ms, $((got / 1000000)) ms under $fn"
+		fi
+	done
+}
+
+# No debug info: the program's frames are prog+0xOFFSET, distinct, the
+# offsets name the right functions (addr2line on the unstripped build: file
+# offset and ELF address agree in a PIE's text), and the report says how much
+# time has unnamed frames and what would name them.
+test_debuginfo_stripped_unnamed() {
+	local names n off fn
+	unset DEBUGINFOD_URLS
+	dbg_prog
+	dbg_report --folded
+	cat rep.out rep.err
+	grep -q ';_start;' rep.out || fail "the stripped program's entry is not named _start"
+	names=$(grep -o 'prog+0x[0-9a-f]*' rep.out | sort -u)
+	n=$(wc -l <<<"$names")
+	[ "$n" -eq 5 ] || fail "$n distinct prog+0x frames, 5 expected (main's two calls, a's, b's, nap's)"
+	for fn in a b; do
+		# the frame below nap's in each stack is the function that called it
+		off=$(awk -v w="$([ $fn = a ] && echo 300 || echo 200)" '{ n = split($0, s, ";")
+			for (i = 1; i < n; i++) if (s[i] ~ /^prog\+0x/ && s[i + 1] ~ /^prog\+0x/ && s[i + 2] ~ /^prog\+0x/) {
+				v = $NF; if (v > w * 900 && v < w * 1100) { sub(/^prog\+/, "", s[i + 1]); print s[i + 1]; exit } } }' rep.out)
+		[ -n "$off" ] || fail "no stack of $fn's sleep with three prog frames"
+		[ "$(addr2line -f -e prog.full "$off" | head -n 1)" = "$fn" ] ||
+			fail "prog+$off is $(addr2line -f -e prog.full "$off" | head -n 1), not $fn"
+	done
+	grep -q "^offcpu: .* frames in 100.0% of the off-CPU time have no symbol, in \(.*, \)\?prog[,:].*-dbgsym.*DEBUGINFOD_URLS" rep.err ||
+		fail "no line saying which frames have no symbol and what would name them"
+	[ "$(grep -c 'no symbol' rep.err)" = 1 ] || fail "the unnamed frames said more than once"
+	# every output keeps them apart
+	dbg_report --pprof f.pb.gz --svg f.svg
+	zcat f.pb.gz | grep -qa 'prog+0x' || fail "no prog+0x frame in pprof"
+	[ "$(grep -o 'prog+0x[0-9a-f]*' f.svg | sort -u | wc -l)" -eq 5 ] || fail "the flame graph merges unnamed frames"
+	note "stripped: $(tr '\n' ' ' <<<"$names")"
+}
+
+# A debug file under --debug-dir DIR/.build-id/xx/yyyy.debug names the static
+# functions, with their time; one with another build id is refused.
+test_debuginfo_debug_dir() {
+	local d
+	unset DEBUGINFOD_URLS
+	dbg_prog
+	d=dbg/.build-id/${BUILDID:0:2}
+	mkdir -p "$d" || fail "mkdir"
+	# another build's debug file at this build id's place: not trusted
+	sed 's/nap(300)/nap(301)/' prog.c >other.c && gcc -O1 -g -fno-inline -o other other.c || fail "cannot compile"
+	objcopy --only-keep-debug other "$d/${BUILDID:2}.debug" || fail "objcopy"
+	dbg_report --folded --debug-dir "$PWD/dbg"
+	grep -q "is not the debug file of .*prog: its build id is" rep.err || { cat rep.err; fail "a debug file of another build was not refused"; }
+	grep -q ';main;a;' rep.out && fail "a debug file of another build was used"
+	cp prog.debug "$d/${BUILDID:2}.debug" || fail "cp"
+	dbg_report --folded --debug-dir "$PWD/dbg"
+	cat rep.out rep.err
+	grep -q ';main;a;nap;' rep.out && grep -q ';main;b;nap;' rep.out || fail "a, b and nap not named by the debug file"
+	grep -q 'prog+0x' rep.out && fail "prog frames left unnamed"
+	grep -q 'no symbol, in \(.*, \)\?prog[,:]' rep.err && fail "prog still listed as without symbols"
+	dbg_truth_check rep.out
+	dbg_report --lines --debug-dir "$PWD/dbg"
+	grep -q "a  (prog $PWD/prog.c:[0-9]*)" rep.out || { cat rep.out; fail "--lines: no source line for a"; }
+}
+
+# dbg_server DIR: a debuginfod serving DIR on 127.0.0.1, killed when the test
+# ends; sets DBG_URL once it serves BUILDID (within 30 s)
+dbg_server() {
+	local try i port
+	command -v debuginfod >/dev/null && command -v debuginfod-find >/dev/null ||
+		skip "debuginfod is not installed (Debian: debuginfod)"
+	for try in 1 2 3; do
+		port=$((20000 + RANDOM % 20000))
+		debuginfod -F "$1" -p "$port" -d "$PWD/dfd.$try.sqlite" >dfd.log 2>&1 &
+		DBG_PID=$!
+		trap 'kill $DBG_PID 2>/dev/null; wait $DBG_PID 2>/dev/null' EXIT
+		for ((i = 0; i < 150; i++)); do
+			kill -0 $DBG_PID 2>/dev/null || break
+			# (a fresh cache each time: the client remembers a miss for 10 minutes)
+			if DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$PWD/probe.$try.$i \
+				timeout 10 debuginfod-find debuginfo "$BUILDID" >/dev/null 2>&1; then
+				DBG_URL=http://127.0.0.1:$port
+				echo "debuginfod on port $port served $BUILDID after $((i / 5)).$((i % 5 * 2)) s"
+				return 0
+			fi
+			sleep 0.2
+		done
+		kill $DBG_PID 2>/dev/null
+		wait $DBG_PID 2>/dev/null
+		cat dfd.log
+	done
+	fail "debuginfod never served the debug file"
+}
+
+# A debuginfod server names the static functions, with their time, and
+# --lines uses its DWARF; each build id is asked for once per report (the
+# server's log), then read from the client's cache.
+test_debuginfo_debuginfod() {
+	local gets t0 t1
+	command -v debuginfod >/dev/null || skip "debuginfod is not installed (Debian: debuginfod)"
+	dbg_prog
+	mkdir srv && cp prog.debug srv/ || fail "cp"
+	dbg_server srv
+	export DEBUGINFOD_URLS=$DBG_URL DEBUGINFOD_CACHE_PATH=$PWD/cache
+	gets=$(grep -c "GET /buildid/$BUILDID/debuginfo 200" dfd.log)
+	t0=$(date +%s%N)
+	dbg_report --folded -v
+	t1=$(date +%s%N)
+	cat rep.out rep.err
+	grep -q "debug info for $PWD/prog from debuginfod" rep.err || fail "no fetch said (-v)"
+	grep -q ';main;a;nap;' rep.out && grep -q ';main;b;nap;' rep.out || fail "a, b and nap not named through debuginfod"
+	grep -q 'prog+0x' rep.out && fail "prog frames left unnamed"
+	dbg_truth_check rep.out
+	[ "$(grep -c "GET /buildid/$BUILDID/debuginfo 200" dfd.log)" = $((gets + 1)) ] ||
+		{ cat dfd.log; fail "the report did not ask for $BUILDID exactly once"; }
+	# --lines: the fetched file's DWARF, from the client's cache (no new request)
+	dbg_report --lines
+	grep -q "a  (prog $PWD/prog.c:[0-9]*)" rep.out || { cat rep.out; fail "--lines: no source line for a"; }
+	[ "$(grep -c "GET /buildid/$BUILDID/debuginfo 200" dfd.log)" = $((gets + 1)) ] ||
+		fail "the cached debug file was fetched again"
+	note "debuginfod: fetched and named in $(((t1 - t0) / 1000000)) ms"
+}
+
+# A server that never answers costs one bounded wait, said while it lasts
+# and when it ends, then no more fetches: the frames keep their offsets.
+test_debuginfo_debuginfod_unresponsive() {
+	local port t0 t1
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	dbg_prog
+	port=$((20000 + RANDOM % 20000))
+	# accepts connections, never answers
+	python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8); c = []
+while True: c.append(s.accept()[0])' "$port" &
+	DBG_HANG=$!
+	trap 'kill $DBG_HANG 2>/dev/null; wait $DBG_HANG 2>/dev/null' EXIT
+	sleep 0.3
+	t0=$(date +%s%N)
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$PWD/cache DEBUGINFOD_TIMEOUT=2 \
+		DEBUGINFOD_RETRY_LIMIT=0 dbg_report --folded
+	t1=$(date +%s%N)
+	cat rep.err
+	grep -q "fetching debug info for $PWD/prog from debuginfod" rep.err || fail "a slow fetch was not said"
+	grep -q "no debug info for $PWD/prog after [0-9.]* s: .*no more fetches" rep.err || fail "the failed fetch was not said with its wait"
+	grep -q 'prog+0x' rep.out || fail "frames not named by their offsets"
+	[ $(((t1 - t0) / 1000000)) -lt 10000 ] || fail "the report waited $(((t1 - t0) / 1000000)) ms"
+	note "unresponsive debuginfod: the report took $(((t1 - t0) / 1000000)) ms (DEBUGINFOD_TIMEOUT=2)"
+}
