@@ -58,6 +58,7 @@ struct uw_state {
 	__u64 copy_at, copy_len; /* the copy: copy_len bytes from copy_at */
 	__u64 lo, hi; /* uw_map()'s binary search bounds */
 	__u64 stack_lo, stack_hi; /* the mapping of the stack sp was in at the start; 0: unknown */
+	__u64 jit_lo, jit_hi; /* the last JIT mapping found by uw_new_jit() */
 	__u32 reason; /* enum offcpu_unw_end */
 	__u32 mark_at; /* the frame where tables stopped */
 	__u32 last_map; /* 1 + the mapping the last pc was in; 0: none */
@@ -203,6 +204,47 @@ static __always_inline long uw_fp_step(struct uw *c)
 	return uw_push(c, ra);
 }
 
+struct uw_vma {
+	__u64 lo, hi;
+};
+
+static long uw_jit_cb(struct task_struct *task, struct vm_area_struct *vma, struct uw_vma *v)
+{
+	if (!vma->vm_file && (vma->vm_flags & 0x4 /* VM_EXEC */)) {
+		v->lo = vma->vm_start;
+		v->hi = vma->vm_end;
+	}
+	return 0;
+}
+
+/*
+ * Whether @addr is in anonymous executable memory of the current task (JIT
+ * code) that the process's loaded mappings do not hold yet: a mapping made
+ * since (node's code space grows), asked of user space to load.
+ */
+#define UW_JIT_RANGE (256ULL << 20) /* a JIT's code range (V8's: 128 MiB to 512 MiB) */
+static __always_inline bool uw_new_jit(struct uw *c, __u64 addr)
+{
+	struct uw_vma v = {};
+	long err;
+
+	if (addr >= c->s->jit_lo && addr < c->s->jit_hi)
+		return true;
+	err = bpf_find_vma(bpf_get_current_task_btf(), addr, uw_jit_cb, &v, 0);
+	/* with interrupts off, a second lookup before the first one's
+	 * deferred unlock fails (-EBUSY): a JIT's code in another mapping
+	 * of its code range, next to the one found, is taken as its code */
+	if (err == -16 /* EBUSY */)
+		return c->s->jit_hi && addr + UW_JIT_RANGE >= c->s->jit_lo &&
+		       addr < c->s->jit_hi + UW_JIT_RANGE;
+	if (err || !v.hi)
+		return false;
+	c->s->jit_lo = v.lo;
+	c->s->jit_hi = v.hi;
+	uw_request(c->s->tgid);
+	return true;
+}
+
 /*
  * One frame pointer step through code that keeps frame pointers but has no
  * rule (JIT code, V8's builtins), taken only if it is plausible: rbp 8-aligned,
@@ -217,7 +259,7 @@ static __always_inline long uw_fp_checked(struct uw *c)
 
 	if ((bp & 7) || bp < sp || (known ? bp + 16 > c->s->stack_hi : bp - sp > UW_FP_STACK_MAX))
 		return 2;
-	if (uw_read(c, bp, &next) || uw_read(c, bp + 8, &ra) || !uw_map(c, ra))
+	if (uw_read(c, bp, &next) || uw_read(c, bp + 8, &ra) || (!uw_map(c, ra) && !uw_new_jit(c, ra)))
 		return 2;
 	c->s->bp = next;
 	c->s->sp = bp + 16;
@@ -238,32 +280,47 @@ static __always_inline long uw_to_fp(struct uw *c, __u32 why)
 /* Unwind one frame: bpf_loop's callback; 1 ends the walk. */
 static long uw_step(__u32 i, struct uw *c)
 {
-	struct offcpu_unw_rule *r;
+	struct offcpu_unw_rule *r = NULL;
 	struct offcpu_unw_map *m;
 	__u64 cfa, ra, bp, sp;
-	__u32 why;
+	__u32 why = OFFCPU_UNW_NO_RULE;
+	long k;
 
 	if (c->s->fp)
 		return uw_fp_step(c);
 	m = uw_map(c, c->s->pc);
 	if (!m) {
-		uw_request(c->s->tgid);
-		return uw_to_fp(c, OFFCPU_UNW_NO_MAPPING);
-	}
-	if (m->obj == OFFCPU_UNW_OBJ_PENDING)
+		/* no JIT code in a mapping made since the process was loaded
+		 * (which is asked for; that JIT code is stepped through below) */
+		if (!uw_new_jit(c, c->s->pc)) {
+			uw_request(c->s->tgid);
+			return uw_to_fp(c, OFFCPU_UNW_NO_MAPPING);
+		}
+		why = OFFCPU_UNW_NO_MAPPING;
+	} else if (m->obj == OFFCPU_UNW_OBJ_PENDING) {
 		return uw_to_fp(c, OFFCPU_UNW_BUILDING);
-	if (m->obj == OFFCPU_UNW_OBJ_JIT) {
-		/* JIT code: one checked step, else frame pointers from here, as
-		 * for any code without a table */
-		long k = uw_fp_checked(c);
-
-		return k == 2 ? uw_to_fp(c, OFFCPU_UNW_NO_TABLE) : k;
+	} else if (m->obj == OFFCPU_UNW_OBJ_JIT) {
+		why = OFFCPU_UNW_NO_TABLE; /* JIT code */
+	} else {
+		/* a return address is the instruction after the call: its rule
+		 * may be the next function's; the call itself is one byte before */
+		r = uw_rule(m->obj, c->s->pc - m->bias - (c->s->interrupted ? 0 : 1), &why);
+		if (!r) {
+			if (why == OFFCPU_UNW_NO_TABLE)
+				return uw_to_fp(c, why);
+			c->s->reason = why;
+			return 1;
+		}
 	}
-	/* a return address is the instruction after the call: its rule
-	 * may be the next function's; the call itself is one byte before */
-	r = uw_rule(m->obj, c->s->pc - m->bias - (c->s->interrupted ? 0 : 1), &why);
-	if (!r) {
-		if (why == OFFCPU_UNW_NO_TABLE)
+	/* code that keeps frame pointers without a rule (JIT code, V8's
+	 * builtins): one checked step; where it is not plausible, JIT code
+	 * goes on by frame pointers as any code without a table, with the
+	 * mark, and a builtin ends the walk (no rule), as before */
+	if (!r || r->cfa == OFFCPU_UNW_CFA_FP_CHECKED) {
+		k = uw_fp_checked(c);
+		if (k != 2)
+			return k;
+		if (why != OFFCPU_UNW_NO_RULE)
 			return uw_to_fp(c, why);
 		c->s->reason = why;
 		return 1;
@@ -289,13 +346,6 @@ static long uw_step(__u32 i, struct uw *c)
 		}
 		cfa = c->s->bp + 16;
 		break;
-	case OFFCPU_UNW_CFA_FP_CHECKED: {
-		long k = uw_fp_checked(c);
-
-		if (k == 2)
-			c->s->reason = OFFCPU_UNW_NO_RULE;
-		return k == 2 ? 1 : k;
-	}
 	case OFFCPU_UNW_CFA_SIGNAL:
 		/* rt_sigreturn's frame: the interrupted registers are in the
 		 * ucontext at rsp (uc_mcontext at 40: rbp at +80, rsp +120, rip +128) */
@@ -349,10 +399,6 @@ static long uw_step(__u32 i, struct uw *c)
 	c->s->interrupted = false;
 	return uw_push(c, ra);
 }
-
-struct uw_vma {
-	__u64 lo, hi;
-};
 
 static long uw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, struct uw_vma *v)
 {

@@ -77,6 +77,8 @@ struct unwinder {
 	struct unwind_budget budget;
 	unsigned rules_warned;
 	bool abandoned; /* its thread did not stop: never freed */
+	void (*on_jit)(void *arg, int tgid); /* a process with JIT code was loaded */
+	void *jit_arg;
 };
 
 static bool cancelled(void *arg)
@@ -119,6 +121,12 @@ struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verif
 }
 
 static size_t release_dead(struct unwinder *u);
+
+void unwinder__on_jit(struct unwinder *u, void (*fn)(void *arg, int tgid), void *arg)
+{
+	u->on_jit = fn;
+	u->jit_arg = arg;
+}
 
 /*
  * A built table into the kernel's memory (tablemem.c): its object id, or 0
@@ -346,7 +354,8 @@ static int load_process(struct unwinder *u, int tgid)
 	struct pending *pend = u->pend;
 	char path[64], line[4096 + 128];
 	size_t npend = 0, i;
-	uint64_t *last;
+	bool jit = false;
+	uint64_t *last, res_start = 0, res_end = 0;
 	int created, err = 0;
 	FILE *f;
 
@@ -370,8 +379,33 @@ static int load_process(struct unwinder *u, int tgid)
 		char range[64];
 		uint32_t id = 0;
 
-		if (maps_line__parse(line, &ml) || ml.perms[2] != 'x')
+		if (maps_line__parse(line, &ml))
 			continue;
+		/*
+		 * A JIT's code range (V8's, the JVM's code cache) is reserved
+		 * inaccessible and made executable piece by piece: the reserved
+		 * part next to JIT code is taken as JIT code too, so that code
+		 * made there since this load is walked as JIT code (a pc there
+		 * is in anonymous executable memory by then).
+		 */
+		if (ml.perms[2] != 'x') {
+			bool reserved = !ml.name[0] && !strncmp(ml.perms, "---", 3);
+
+			res_start = res_end = 0;
+			if (!reserved)
+				continue;
+			if (!(pv->nr && pv->maps[pv->nr - 1].obj == OFFCPU_UNW_OBJ_JIT &&
+			      pv->maps[pv->nr - 1].end == ml.start)) {
+				res_start = ml.start; /* maybe before JIT code */
+				res_end = ml.end;
+				continue;
+			}
+		}
+		if (!ml.name[0] && ml.perms[2] == 'x' && res_end == ml.start && res_end &&
+		    pv->nr < OFFCPU_UNW_MAPS)
+			pv->maps[pv->nr++] = (struct offcpu_unw_map){ .start = res_start, .end = res_end,
+								      .obj = OFFCPU_UNW_OBJ_JIT };
+		res_start = res_end = 0;
 		if (pv->nr == OFFCPU_UNW_MAPS) {
 			u->st.truncated++;
 			break;
@@ -392,13 +426,17 @@ static int load_process(struct unwinder *u, int tgid)
 		} else if (!strcmp(ml.name, "[vdso]")) {
 			id = vdso_object(u);
 		} else if (!ml.name[0]) {
-			/* anonymous executable memory: JIT code, which keeps frame pointers */
+			/* anonymous executable memory (or reserved next to it): JIT
+			 * code, which keeps frame pointers */
 			id = OFFCPU_UNW_OBJ_JIT;
+			jit = true;
 		}
 		set_object(u, m, id, ml.pgoff);
 		pv->nr++;
 	}
 	fclose(f);
+	if (jit && u->on_jit && !u->stop)
+		u->on_jit(u->jit_arg, tgid);
 	for (;;) {
 		if (bpf_map_update_elem(u->m.procs_fd, &tgid, pv, BPF_ANY)) {
 			err = -errno;

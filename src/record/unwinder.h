@@ -56,6 +56,12 @@ struct unwinder_stats {
  */
 struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verify,
 			       const volatile int *cancel, char *msg, size_t len);
+/*
+ * Call @fn(@arg, tgid) from each load of a process that has anonymous
+ * executable mappings (JIT code), so that its perf map can be opened while
+ * it lives (perfmap.h). Before unwinder__start().
+ */
+void unwinder__on_jit(struct unwinder *u, void (*fn)(void *arg, int tgid), void *arg);
 /* Load process @tgid's mappings now. Returns 0 or -errno (-ESRCH: it is gone). */
 int unwinder__add_process(struct unwinder *u, int tgid);
 /* Serve the BPF program's requests from a thread until unwinder__stop(). */
