@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * JIT frames named from perf maps (issue 24): /tmp/perf-PID.map, the text
+ * file of "START SIZE NAME" lines (hex) that node --perf-basic-prof, Java's
+ * perf map agents, .NET, LuaJIT and Python 3.12's -X perf write. perf reads
+ * it at report time, when the process is long gone and the file may be too;
+ * offcpu reads it while the process lives, and names the JIT frames its
+ * samples hit with "[jit] NAME" MMAP2 records of the process over each
+ * entry's [START, START+SIZE) (offcpu.h, "Named frames"), written before the
+ * first sample that needs them, once per file.
+ *
+ * - The file is another user's, in a world-writable directory: it is opened
+ *   through /proc/PID/root (the process's own /tmp and pid, NSpid, in
+ *   another pid namespace too) without following a symbolic link, and read
+ *   only if it is a regular file owned by the process's user.
+ * - It is read as it grows, a bounded piece at a time, at most every
+ *   PERFMAP_REFRESH_MS per process; entries and names are bounded per
+ *   process, and processes in number: past a bound, frames stay unnamed,
+ *   counted.
+ * - Only entries that a sample's user frame hits get a record (node's map
+ *   holds many thousands).
+ *
+ * Thread-safe: the frames are noted by the thread that encodes a sample,
+ * and flushed by it into its queue.
+ */
+#ifndef OFFCPU_RECORD_PERFMAP_H
+#define OFFCPU_RECORD_PERFMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct perfmap;
+struct perf_queue;
+
+#define PERFMAP_REFRESH_MS 20 /* a process's map is looked at again at most this often */
+#define PERFMAP_RETRY_MS 1000 /* a process without a map: looked for again at most this often */
+#define PERFMAP_READ_MAX (4u << 20) /* bytes read per look */
+#define PERFMAP_FILE_MAX (256ULL << 20) /* bytes of one map read at most */
+#define PERFMAP_ENTRIES_MAX (2u << 20) /* entries per process */
+#define PERFMAP_NAMES_MAX (64u << 20) /* bytes of names per process */
+#define PERFMAP_PROCS_MAX 65536 /* processes looked at (one without a map costs no more) */
+#define PERFMAP_NAME_LEN 512 /* of a record's name, "[jit] " included */
+
+struct perfmap_stats {
+	uint64_t maps; /* processes whose map was read */
+	uint64_t refused; /* maps not read: not a regular file, another owner, a link */
+	uint64_t entries; /* entries read */
+	uint64_t named; /* records written */
+	uint64_t frames; /* frames named */
+	uint64_t over; /* entries, or samples of processes, left out: over a bound */
+};
+
+struct perfmap *perfmap__new(void);
+void perfmap__free(struct perfmap *pm);
+
+/* Process @tgid runs JIT code: its map is opened now, if there is one (optional: early). */
+void perfmap__process(struct perfmap *pm, int tgid);
+/* The same for unwinder__on_jit(): @pm is a struct perfmap. */
+void perfmap__process_cb(void *pm, int tgid);
+
+/*
+ * The user frames @uips, @nu of a sample of process @tgid: the entries of
+ * its map that they hit are noted, for perfmap__flush() by this thread.
+ * NULL @pm: nothing.
+ */
+void perfmap__name_frames(struct perfmap *pm, uint32_t tgid, const uint64_t *uips, uint32_t nu);
+
+/*
+ * Push the MMAP2 records of the entries noted on this thread that file @gen
+ * has none of yet, at or before @time (the sample's), into @q: as @kind,
+ * stamped @time, their sample id trailer carrying @sideband_id. An entry is
+ * written again for a sample earlier than its record (samples are encoded
+ * out of time order: summed ones, stamped at the end of their interval,
+ * before streamed ones). Returns 0 or -errno.
+ */
+int perfmap__flush(struct perfmap *pm, struct perf_queue *q, uint64_t sideband_id, size_t gen,
+		   uint64_t time, int kind);
+
+void perfmap__stats(struct perfmap *pm, struct perfmap_stats *st);
+
+#endif
