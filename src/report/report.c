@@ -365,7 +365,8 @@ static int cmp_unnamed(const void *a, const void *b)
  * One line on stderr when user frames stayed without a symbol (named
  * OBJ+0xOFFSET): how many, the share of the off-CPU time (else of the
  * samples) whose stacks hold one, their objects (most time first), and what
- * would name them. Nothing when every frame has a name.
+ * would name them. Nothing when every frame has a name, or when the output
+ * shows no frame (a table without sym among its keys).
  */
 static void warn_unnamed(const struct profile *p, const struct debuginfo_stats *di)
 {
@@ -468,7 +469,7 @@ int cmd_report(int argc, char **argv)
 	struct debuginfo_stats dstats = { 0 };
 	struct profile p;
 	int ret, ev = -1;
-	bool sort_states = false, sort_wakers = false;
+	bool sort_states = false, sort_wakers = false, sort_sym = false;
 	size_t i;
 
 	o.s.input = "offcpu.data";
@@ -489,6 +490,7 @@ int cmd_report(int argc, char **argv)
 	for (i = 0; i < o.t.nr_keys; i++) {
 		sort_states |= o.t.keys[i] == SORT_STATE;
 		sort_wakers |= o.t.keys[i] == SORT_WAKER;
+		sort_sym |= o.t.keys[i] == SORT_SYM;
 	}
 	/* refused, not shown as all "?" or "[none]": the file cannot answer */
 	if ((o.wakers || sort_wakers) && !p.has_wakers) {
@@ -529,7 +531,7 @@ int cmd_report(int argc, char **argv)
 		pr_err("cannot write the report: %s", strerror(errno));
 		ret = -EIO;
 	}
-	if (!ret)
+	if (!ret && (o.folded || o.json || o.pprof || o.svg || sort_sym))
 		warn_unnamed(&p, &dstats);
 out:
 	profile__free(&p);
