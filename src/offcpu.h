@@ -384,4 +384,79 @@ struct offcpu_unw_sample {
 #define OFFCPU_NAMED_PY "[py] "
 #define OFFCPU_NAMED_JIT "[jit] "
 
+/*
+ * Python frames (src/bpf/python.bpf.h, src/record/python.c; --no-python
+ * turns them off). User space tells the program which processes run a known
+ * CPython (py_procs: tgid -> struct offcpu_py_proc); the program asks it
+ * about a process it has not seen (an OFFCPU_PY_EV_PROC event). At a switch-out
+ * and at a waker's wakeup of such a process, the thread's Python frames are
+ * walked from its thread state (glibc's TSS slot of _PyRuntime's key) and
+ * appended to its user stack, innermost first, after the native frames (and
+ * the walk's mark): OFFCPU_PYFRAME_OF(id), | OFFCPU_PY_ENTRY for a frame
+ * that entered its C-level _PyEval_EvalFrameDefault. A code object is named
+ * once per process, when first seen (an OFFCPU_PY_EV_NAME event, read while
+ * the process lives); id 0 is a frame that could not be named.
+ * User space splices each group of Python frames into the native stack
+ * inside the _PyEval_EvalFrameDefault frame that runs it.
+ */
+#define OFFCPU_PY_FRAMES 32 /* Python frames walked per stack at most */
+#define OFFCPU_PY_ENTRY 1ULL
+#define OFFCPU_PY_NAME_LEN 128
+#define OFFCPU_PY_FILE_LEN 256
+
+/* CPython 3.11, x86-64 (checked against DWARF: tests/integration/runtimes_python.sh) */
+#define OFFCPU_PY311_RUNTIME_TSS 592 /* _PyRuntime.gilstate.autoTSSkey (Py_tss_t) */
+#define OFFCPU_PY311_TSTATE_CFRAME 56 /* PyThreadState.cframe */
+#define OFFCPU_PY311_CFRAME_CURRENT 8 /* _PyCFrame.current_frame */
+#define OFFCPU_PY311_FRAME_CODE 32 /* _PyInterpreterFrame.f_code */
+#define OFFCPU_PY311_FRAME_PREVIOUS 48 /* _PyInterpreterFrame.previous */
+#define OFFCPU_PY311_FRAME_IS_ENTRY 68 /* _PyInterpreterFrame.is_entry */
+#define OFFCPU_PY311_CODE_FIRSTLINENO 72 /* PyCodeObject.co_firstlineno */
+#define OFFCPU_PY311_CODE_FILENAME 112 /* PyCodeObject.co_filename */
+#define OFFCPU_PY311_CODE_QUALNAME 128 /* PyCodeObject.co_qualname */
+#define OFFCPU_PY311_STR_STATE 32 /* PyASCIIObject.state (bit 6: ascii) */
+#define OFFCPU_PY311_STR_ASCII 48 /* sizeof(PyASCIIObject): an ASCII string's characters */
+#define OFFCPU_PY311_STR_UTF8 56 /* PyCompactUnicodeObject.utf8: its UTF-8 copy, if made */
+/* glibc x86-64: struct pthread (at fsbase).specific_1stblock, 16-byte {seq, data} slots */
+#define OFFCPU_GLIBC_TSS_SLOTS 784
+
+enum offcpu_py_state {
+	OFFCPU_PY_PENDING = 0, /* asked of user space */
+	OFFCPU_PY_NONE = 1, /* not a CPython offcpu knows */
+	OFFCPU_PY_311 = 2, /* CPython 3.11 */
+};
+
+struct offcpu_py_proc {
+	__u32 state; /* enum offcpu_py_state */
+	__u32 version; /* Py_Version */
+	__u64 tss_key; /* address of _PyRuntime's autoTSSkey */
+	__u64 slot; /* the program's: fsbase offset of the key's TSS data, once known; 0: not yet */
+};
+
+enum {
+	OFFCPU_PY_EV_PROC = 1, /* a process not seen yet: tgid */
+	OFFCPU_PY_EV_NAME = 2, /* a code object's name: tgid, id, code, lineno, names */
+};
+
+struct offcpu_py_event {
+	__u32 kind;
+	__u32 tgid;
+	__u32 id;
+	__s32 lineno; /* co_firstlineno */
+	__u64 code; /* the code object's address */
+	char qualname[OFFCPU_PY_NAME_LEN]; /* NUL-ended, "" when not ASCII or unreadable */
+	char filename[OFFCPU_PY_FILE_LEN];
+};
+
+/* The Python part's counters (py_counters, per cpu). */
+enum offcpu_py_counter {
+	OFFCPU_PY_CNT_WALKS = 0, /* stacks whose Python frames were walked */
+	OFFCPU_PY_CNT_FRAMES, /* Python frames appended */
+	OFFCPU_PY_CNT_FAULTS, /* walks cut by a read that faulted (memory paged out) */
+	OFFCPU_PY_CNT_NO_ROOM, /* walks cut: the stack was full, or the frame bound reached */
+	OFFCPU_PY_CNT_NAMES, /* code objects named */
+	OFFCPU_PY_CNT_NAME_LOST, /* code objects left unnamed: map or buffer full, ids used up */
+	OFFCPU_PY_CNT_NR,
+};
+
 #endif /* OFFCPU_H */
