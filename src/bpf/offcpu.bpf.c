@@ -17,6 +17,7 @@
  *   common.bpf.h    shared knobs, counters, per-task state
  *   faults.bpf.h    test hooks (fault injection)
  *   filters.bpf.h   which threads are recorded; fork and exec following
+ *   python.bpf.h    Python frames, appended to a Python process's user stacks
  *   stackmap.bpf.h  stored stacks: maps, hashing, scratch
  *   ufp.bpf.h       user stacks by frame pointers
  *   urules.bpf.h    unwind tables: rows, rules, the rule cache
@@ -132,6 +133,7 @@ int BPF_PROG(on_exit_raw, struct task_struct *p)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p)
 {
+	py_forget(p->tgid);
 	arm_at_exec(p, true);
 	return 0;
 }
@@ -139,6 +141,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 SEC("?raw_tp/sched_process_exec")
 int BPF_PROG(on_exec_raw, struct task_struct *p)
 {
+	py_forget(BPF_CORE_READ(p, tgid));
 	arm_at_exec(p, false);
 	return 0;
 }
@@ -146,6 +149,8 @@ int BPF_PROG(on_exec_raw, struct task_struct *p)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
+	if (parent->tgid != child->tgid)
+		py_forget(child->tgid);
 	follow(parent, child);
 	return 0;
 }
