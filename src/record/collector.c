@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/btf.h>
 #include "collector.h"
+#include "python.h"
 #include "korc.h"
 #include "loader.h"
 #include "stackstore.h"
@@ -227,6 +228,13 @@ void collector__detach(struct collector *c)
 {
 	if (c && c->ld.skel)
 		offcpu_bpf__detach(c->ld.skel);
+}
+
+/* (declared in python.h) */
+int collector__python_fd(const struct collector *c, const char *map)
+{
+	return c && c->ld.skel && c->ld.skel->rodata->python_frames ?
+		       bpf_object__find_map_fd_by_name(c->ld.skel->obj, map) : -1;
 }
 
 int collector__snaps_fd(const struct collector *c)

@@ -15,6 +15,7 @@
 #include <bpf/btf.h>
 #include "loader.h"
 #include "record/korc.h"
+#include "record/python.h"
 #include "offcpu.skel.h"
 #include "../util/util.h"
 
@@ -324,6 +325,13 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 		bpf_map__set_max_entries(skel->maps.ustacks, 1);
 	if (ncpus > 0)
 		bpf_map__set_max_entries(skel->maps.cpu_filter, (uint32_t)ncpus);
+	/* Python frames (python.bpf.h): with user stacks, on tp_btf, unless --no-python */
+	skel->rodata->python_frames = python__wanted() && o->user_stacks && !raw_tp;
+	if (!skel->rodata->python_frames) {
+		bpf_map__set_max_entries(skel->maps.py_procs, 1);
+		bpf_map__set_max_entries(skel->maps.py_codes, 1);
+		bpf_map__set_max_entries(skel->maps.py_events, (uint32_t)sysconf(_SC_PAGESIZE));
+	}
 	bpf_program__set_autoload(skel->progs.on_switch, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_fork, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_switch_raw, raw_tp);

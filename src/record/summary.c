@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "summary.h"
+#include "python.h"
 #include "../util/util.h"
 
 #define NO_NS (-1)
@@ -441,4 +442,18 @@ void summary__print(FILE *f, const struct summary *s)
 			(unsigned long long)cnt[OFFCPU_CNT_RECOVERED],
 			s->kernel_stacks ? ", their kernel stacks are missing" : "");
 	print_losses(f, s);
+}
+
+/* (declared in python.h) */
+void summary__print_python(FILE *f, const struct python_stats *st)
+{
+	if (!st->walks && !st->procs)
+		return;
+	fprintf(f, "offcpu: Python frames: %llu walks in %llu Python processes, %llu frames, %llu "
+		"code objects named; %llu walks cut by a read that faulted (memory paged out), "
+		"%llu at %d frames or a full stack; %llu code objects left unnamed\n",
+		(unsigned long long)st->walks, (unsigned long long)st->procs,
+		(unsigned long long)st->frames, (unsigned long long)st->names,
+		(unsigned long long)st->faults, (unsigned long long)st->cut, OFFCPU_PY_FRAMES,
+		(unsigned long long)st->names_lost);
 }

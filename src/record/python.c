@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Python frames: the processes, the names, the splice (python.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "python.h"
+#include "record_int.h"
+#include "synth.h"
+#include "../offcpu.h"
+#include "../perfdata/format.h"
+#include "../perfdata/queue.h"
+#include "../perfdata/sample.h"
+#include "../util/hashmap.h"
+#include "../util/objread.h"
+#include "../util/procmaps.h"
+#include "../util/util.h"
+
+static bool wanted;
+
+void python__want(bool on)
+{
+	wanted = on;
+}
+
+bool python__wanted(void)
+{
+	return wanted;
+}
+
+/* What an object holds of CPython: found by its dynamic symbols. */
+struct pyobj {
+	bool python;
+	uint32_t version; /* Py_Version */
+	uint64_t runtime, eval, eval_size; /* _PyRuntime, _PyEval_EvalFrameDefault (ELF addresses) */
+	Elf64_Phdr load[8]; /* its PT_LOAD headers, for the load bias */
+	size_t nload;
+};
+
+struct pyname {
+	uint32_t tgid;
+	uint32_t written; /* 1 + the file it was last written to; 0: never */
+	uint64_t written_at; /* the time it was written with there */
+	char *text; /* "[py] QUALNAME (FILE:LINE)"; NULL: not received yet */
+};
+
+struct pyproc {
+	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault in the process */
+};
+
+struct python {
+	int procs_fd, counters_fd;
+	struct ring_buffer *rb;
+	pthread_t thread;
+	bool started;
+	volatile int stop;
+	pthread_mutex_t lock; /* the ring buffer, names, procs */
+	struct pyname *names; /* by id */
+	size_t cap_names;
+	struct hashmap procs; /* tgid -> 1 + index in proc */
+	struct pyproc *proc;
+	size_t nr_proc, cap_proc;
+	struct hashmap objs; /* (dev, inode) -> 1 + index in obj */
+	struct pyobj *obj;
+	size_t nr_obj, cap_obj;
+	uint32_t *asked; /* processes asked about, to look at outside the lock */
+	size_t nr_asked, cap_asked;
+	uint64_t found; /* Python processes */
+};
+
+/* ---- which processes run a known CPython ---- */
+
+/* The dynamic symbols of @o that CPython defines, into @po. */
+static void read_pyobj(struct elfobj *o, struct pyobj *po)
+{
+	const Elf64_Shdr *ds = NULL, *ss;
+	Elf64_Sym *syms = NULL;
+	char *str = NULL;
+	uint64_t version_at = 0;
+	size_t i, n;
+
+	memset(po, 0, sizeof(*po));
+	for (i = 0; i < o->nph && po->nload < 8; i++)
+		if (o->ph[i].p_type == PT_LOAD)
+			po->load[po->nload++] = o->ph[i];
+	for (i = 0; i < o->nsh; i++)
+		if (o->sh[i].sh_type == SHT_DYNSYM) {
+			ds = &o->sh[i];
+			break;
+		}
+	if (!ds || ds->sh_link >= o->nsh || ds->sh_entsize != sizeof(Elf64_Sym))
+		return;
+	ss = &o->sh[ds->sh_link];
+	syms = elfobj__read(o, ds->sh_offset, ds->sh_size, 64 << 20);
+	str = elfobj__read(o, ss->sh_offset, ss->sh_size, 64 << 20);
+	if (!syms || !str || !ss->sh_size)
+		goto out;
+	str[ss->sh_size - 1] = 0;
+	n = ds->sh_size / sizeof(Elf64_Sym);
+	for (i = 0; i < n; i++) {
+		const char *name;
+
+		if (syms[i].st_name >= ss->sh_size || syms[i].st_shndx == SHN_UNDEF)
+			continue;
+		name = str + syms[i].st_name;
+		if (name[0] != '_' && name[0] != 'P')
+			continue;
+		if (!strcmp(name, "_PyRuntime")) {
+			po->runtime = syms[i].st_value;
+		} else if (!strcmp(name, "Py_Version")) {
+			version_at = syms[i].st_value;
+		} else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
+			po->eval = syms[i].st_value;
+			po->eval_size = syms[i].st_size;
+		}
+	}
+	if (!po->runtime || !version_at || !po->eval)
+		goto out;
+	/* Py_Version's value, from the file */
+	for (i = 0; i < po->nload; i++) {
+		const Elf64_Phdr *ph = &po->load[i];
+		uint32_t *v;
+
+		if (version_at < ph->p_vaddr || version_at + 4 > ph->p_vaddr + ph->p_filesz)
+			continue;
+		v = elfobj__read(o, ph->p_offset + (version_at - ph->p_vaddr), 4, 4);
+		if (v)
+			po->version = *v;
+		free(v);
+		break;
+	}
+	po->python = po->version != 0;
+out:
+	free(syms);
+	free(str);
+}
+
+/* The object mapped by maps line @m of @tgid, read once per (device, inode). */
+static const struct pyobj *pyobj_of(struct python *py, uint32_t tgid, const struct maps_line *m)
+{
+	uint64_t key[2] = { ((uint64_t)m->maj << 32) | m->min, m->ino }, *v;
+	struct elfobj o;
+	char path[96], err[128];
+	int created;
+
+	v = hashmap__upsert(&py->objs, key, sizeof(key), &created);
+	if (!v)
+		return NULL;
+	if (!created)
+		return *v ? &py->obj[*v - 1] : NULL;
+	if (grow_array((void **)&py->obj, &py->cap_obj, py->nr_obj + 1, sizeof(*py->obj)))
+		return NULL;
+	/* the object as mapped, even if its path was replaced or removed since */
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%lx-%lx", tgid, (unsigned long)m->start,
+		 (unsigned long)m->end);
+	if (elfobj__open(&o, path, err, sizeof(err))) {
+		memset(&py->obj[py->nr_obj], 0, sizeof(py->obj[0]));
+	} else {
+		read_pyobj(&o, &py->obj[py->nr_obj]);
+		elfobj__close(&o);
+	}
+	*v = ++py->nr_obj;
+	return &py->obj[*v - 1];
+}
+
+/* Where @po's ELF address 0 is in a process that maps it as @m. */
+static bool load_bias(const struct pyobj *po, const struct maps_line *m, uint64_t *bias)
+{
+	size_t i;
+
+	for (i = 0; i < po->nload; i++) {
+		const Elf64_Phdr *ph = &po->load[i];
+		uint64_t off = ph->p_offset & ~0xfffULL;
+
+		if (m->pgoff >= off && m->pgoff < ph->p_offset + ph->p_filesz) {
+			*bias = m->start - m->pgoff - ((ph->p_vaddr & ~0xfffULL) - off);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Look at process @tgid and tell the program what it runs. */
+static void detect(struct python *py, uint32_t tgid)
+{
+	struct offcpu_py_proc p = { .state = OFFCPU_PY_NONE };
+	struct pyproc pp = { 0 };
+	char path[64], line[4096 + 256];
+	uint64_t bias = 0, *v;
+	FILE *f;
+	int created;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		goto tell; /* gone: its entry goes with the LRU */
+	while (fgets(line, sizeof(line), f)) {
+		const struct pyobj *po;
+		struct maps_line m;
+
+		if (maps_line__parse(line, &m) || m.perms[2] != 'x' || m.name[0] != '/' || !m.ino)
+			continue;
+		pthread_mutex_lock(&py->lock);
+		po = pyobj_of(py, tgid, &m);
+		if (po && po->python && load_bias(po, &m, &bias)) {
+			p.version = po->version;
+			p.tss_key = po->runtime + bias + OFFCPU_PY311_RUNTIME_TSS;
+			pp.eval_lo = po->eval + bias;
+			pp.eval_hi = pp.eval_lo + po->eval_size;
+			/* 3.11 only: 3.12 moved cframe, 3.13 the thread state */
+			if ((po->version >> 16) == 0x030b)
+				p.state = OFFCPU_PY_311;
+			else
+				pr_debug("python: process %u runs Python %x.%x, whose frames offcpu does "
+					 "not read", tgid, po->version >> 24, (po->version >> 16) & 0xff);
+		}
+		pthread_mutex_unlock(&py->lock);
+		if (p.version)
+			break;
+	}
+	fclose(f);
+	if (p.state == OFFCPU_PY_311) {
+		pthread_mutex_lock(&py->lock);
+		v = hashmap__upsert(&py->procs, &tgid, sizeof(tgid), &created);
+		if (v && created &&
+		    !grow_array((void **)&py->proc, &py->cap_proc, py->nr_proc + 1, sizeof(pp)))
+			*v = ++py->nr_proc;
+		if (v && *v)
+			py->proc[*v - 1] = pp;
+		py->found++;
+		pthread_mutex_unlock(&py->lock);
+		pr_debug("python: process %u runs Python 3.11 (_PyRuntime key at %#llx)", tgid,
+			 (unsigned long long)p.tss_key);
+	}
+tell:
+	bpf_map_update_elem(py->procs_fd, &tgid, &p, BPF_ANY);
+}
+
+/* ---- the program's events ---- */
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct python *py = ctx;
+	const struct offcpu_py_event *e = data;
+	char text[OFFCPU_PY_NAME_LEN + OFFCPU_PY_FILE_LEN + 64];
+
+	if (size < sizeof(*e))
+		return 0;
+	if (e->kind == OFFCPU_PY_EV_PROC) {
+		if (!grow_array((void **)&py->asked, &py->cap_asked, py->nr_asked + 1,
+				sizeof(*py->asked)))
+			py->asked[py->nr_asked++] = e->tgid;
+		return 0;
+	}
+	if (e->kind != OFFCPU_PY_EV_NAME || !e->id || e->id >= OFFCPU_PYFRAME_MAX)
+		return 0;
+	if (e->id >= py->cap_names) {
+		size_t old = py->cap_names;
+
+		if (grow_array((void **)&py->names, &py->cap_names, (size_t)e->id + 1,
+			       sizeof(*py->names)))
+			return 0;
+		memset(py->names + old, 0, (py->cap_names - old) * sizeof(*py->names));
+	}
+	snprintf(text, sizeof(text), OFFCPU_NAMED_PY "%.*s (%.*s:%d)", OFFCPU_PY_NAME_LEN,
+		 e->qualname[0] ? e->qualname : "?", OFFCPU_PY_FILE_LEN,
+		 e->filename[0] ? e->filename : "?", e->lineno);
+	free(py->names[e->id].text);
+	py->names[e->id].text = strdup(text);
+	py->names[e->id].tgid = e->tgid;
+	py->names[e->id].written = 0;
+	return 0;
+}
+
+static void *run(void *arg)
+{
+	struct python *py = arg;
+	struct pollfd pfd = { .fd = ring_buffer__epoll_fd(py->rb), .events = POLLIN };
+	uint32_t asked[64];
+	size_t n, i;
+
+	while (!py->stop) {
+		if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
+			break;
+		do {
+			pthread_mutex_lock(&py->lock);
+			ring_buffer__consume(py->rb);
+			n = py->nr_asked < 64 ? py->nr_asked : 64;
+			memcpy(asked, py->asked, n * sizeof(*asked));
+			memmove(py->asked, py->asked + n, (py->nr_asked - n) * sizeof(*asked));
+			py->nr_asked -= n;
+			pthread_mutex_unlock(&py->lock);
+			for (i = 0; i < n; i++)
+				detect(py, asked[i]);
+		} while (n && !py->stop);
+	}
+	return NULL;
+}
+
+struct python *python__new(struct collector *c)
+{
+	struct python *py;
+	int events_fd;
+
+	errno = 0;
+	events_fd = collector__python_fd(c, "py_events");
+	if (!wanted || events_fd < 0)
+		return NULL;
+	py = calloc(1, sizeof(*py));
+	if (!py)
+		return NULL;
+	pthread_mutex_init(&py->lock, NULL);
+	py->procs_fd = collector__python_fd(c, "py_procs");
+	py->counters_fd = collector__python_fd(c, "py_counters");
+	py->rb = ring_buffer__new(events_fd, on_event, py, NULL);
+	if (!py->rb || py->procs_fd < 0) {
+		errno = errno ?: EINVAL;
+		python__free(py);
+		return NULL;
+	}
+	if ((errno = pthread_create(&py->thread, NULL, run, py))) {
+		python__free(py);
+		return NULL;
+	}
+	py->started = true;
+	return py;
+}
+
+void python__free(struct python *py)
+{
+	size_t i;
+
+	if (!py)
+		return;
+	if (py->started) {
+		py->stop = 1;
+		pthread_join(py->thread, NULL);
+	}
+	ring_buffer__free(py->rb);
+	for (i = 0; i < py->cap_names; i++)
+		free(py->names[i].text);
+	free(py->names);
+	hashmap__free(&py->procs);
+	free(py->proc);
+	hashmap__free(&py->objs);
+	free(py->obj);
+	free(py->asked);
+	pthread_mutex_destroy(&py->lock);
+	free(py);
+}
+
+/* ---- the splice ---- */
+
+/* the frames spliced, and the names they need, of this thread's last stacks */
+static __thread uint64_t spliced[OFFCPU_MAX_STACK_DEPTH + 1];
+static __thread uint32_t pending[2 * OFFCPU_MAX_STACK_DEPTH];
+static __thread size_t nr_pending;
+
+static void need_name(uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < nr_pending; i++)
+		if (pending[i] == id)
+			return;
+	if (nr_pending < sizeof(pending) / sizeof(pending[0]))
+		pending[nr_pending++] = id;
+}
+
+uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *uips, uint32_t nu,
+			const uint64_t **out)
+{
+	uint32_t np = 0, nn, tail = 0, i, j = 0, n = 0;
+	uint64_t lo = 0, hi = 0, *v;
+
+	*out = uips;
+	if (!py || !nu || !OFFCPU_IS_PYFRAME(uips[nu - 1]))
+		return nu;
+	while (np < nu && OFFCPU_IS_PYFRAME(uips[nu - 1 - np]))
+		np++;
+	nn = nu - np;
+	/* the walk's mark and a deferral stay last */
+	while (tail < nn && (OFFCPU_UNW_IS_MARK(uips[nn - 1 - tail]) ||
+			     OFFCPU_UNW_IS_DEFER(uips[nn - 1 - tail])))
+		tail++;
+	pthread_mutex_lock(&py->lock);
+	v = hashmap__find(&py->procs, &tgid, sizeof(tgid));
+	if (v && *v) {
+		lo = py->proc[*v - 1].eval_lo;
+		hi = py->proc[*v - 1].eval_hi;
+	}
+	pthread_mutex_unlock(&py->lock);
+	for (i = 0; i < nn - tail && n < OFFCPU_MAX_STACK_DEPTH; i++) {
+		/* a caller's frame is its return address: the call is before it */
+		uint64_t at = i ? uips[i] - 1 : uips[i];
+
+		if (at >= lo && at < hi) {
+			/* the Python frames this C frame runs: up to the one that entered it */
+			while (j < np && n < OFFCPU_MAX_STACK_DEPTH) {
+				uint64_t f = uips[nn + j++];
+				uint32_t id = (uint32_t)((f - OFFCPU_PYFRAME_LO) / OFFCPU_PYFRAME_SIZE);
+
+				/* id 0: a frame the program could not name (counted there) */
+				if (id) {
+					spliced[n++] = OFFCPU_PYFRAME_OF(id);
+					need_name(id);
+				}
+				if (f & OFFCPU_PY_ENTRY)
+					break;
+			}
+		}
+		if (n < OFFCPU_MAX_STACK_DEPTH)
+			spliced[n++] = uips[i];
+	}
+	for (i = nn - tail; i < nn && n < OFFCPU_MAX_STACK_DEPTH + 1; i++)
+		spliced[n++] = uips[i];
+	*out = spliced;
+	return n;
+}
+
+int python__flush(struct python *py, struct record *r, struct perf_queue *q, size_t gen,
+		  uint64_t time, int kind)
+{
+	struct pyname *nm;
+	int err = 0;
+	size_t i;
+
+	if (!py || !nr_pending)
+		return 0;
+	pthread_mutex_lock(&py->lock);
+	for (i = 0; i < nr_pending && !err; i++) {
+		uint32_t id = pending[i];
+		char rec[sizeof(struct perf_record_mmap2) + OFFCPU_PY_NAME_LEN + OFFCPU_PY_FILE_LEN + 128];
+		struct perf_event_header *h = (void *)rec;
+		struct perf_record_mmap2 m = { 0 };
+		struct perf_sample sid = { .id = r->ev.sideband_id, .time = time };
+		size_t len, body;
+
+		/* a name sent just before the stack: maybe not read yet */
+		if (id && (id >= py->cap_names || !py->names[id].text))
+			ring_buffer__consume(py->rb);
+		nm = id < py->cap_names ? &py->names[id] : NULL;
+		/* (samples are encoded out of time order: summed ones, stamped at the
+		 * end of their interval, before streamed ones of the same round) */
+		if (!nm || !nm->text || (nm->written == gen + 1 && nm->written_at <= time))
+			continue;
+		nm->written = (uint32_t)gen + 1;
+		nm->written_at = time;
+		m.pid = m.tid = nm->tgid;
+		m.start = OFFCPU_PYFRAME_OF(id);
+		m.len = OFFCPU_PYFRAME_SIZE;
+		m.prot = PROT_READ | PROT_EXEC;
+		m.flags = MAP_PRIVATE;
+		len = strnlen(nm->text, sizeof(rec) - sizeof(m) - 64);
+		body = PERF_ALIGN(sizeof(m) + len + 1, 8);
+		memset(rec, 0, sizeof(rec));
+		memcpy(rec, &m, sizeof(m));
+		memcpy(rec + sizeof(m), nm->text, len);
+		sid.pid = sid.tid = nm->tgid;
+		perf_sample_id__encode(SIDEBAND_SAMPLE_TYPE, &sid, rec + body);
+		h->type = PERF_RECORD_MMAP2;
+		h->misc = PERF_RECORD_MISC_USER;
+		h->size = (uint16_t)(body + perf_sample_id__size(SIDEBAND_SAMPLE_TYPE));
+		err = perf_queue__push(q, h, time, kind);
+	}
+	pthread_mutex_unlock(&py->lock);
+	nr_pending = 0;
+	return err;
+}
+
+void python__stats(struct python *py, struct python_stats *st)
+{
+	uint64_t *v;
+	int ncpus = libbpf_num_possible_cpus(), c;
+	uint64_t sum[OFFCPU_PY_CNT_NR] = { 0 };
+	uint32_t k;
+
+	memset(st, 0, sizeof(*st));
+	if (!py || ncpus <= 0 || py->counters_fd < 0)
+		return;
+	v = calloc((size_t)ncpus, sizeof(*v));
+	if (!v)
+		return;
+	for (k = 0; k < OFFCPU_PY_CNT_NR; k++) {
+		if (bpf_map_lookup_elem(py->counters_fd, &k, v))
+			continue;
+		for (c = 0; c < ncpus; c++)
+			sum[k] += v[c];
+	}
+	free(v);
+	st->walks = sum[OFFCPU_PY_CNT_WALKS];
+	st->frames = sum[OFFCPU_PY_CNT_FRAMES];
+	st->faults = sum[OFFCPU_PY_CNT_FAULTS];
+	st->cut = sum[OFFCPU_PY_CNT_NO_ROOM];
+	st->names = sum[OFFCPU_PY_CNT_NAMES];
+	st->names_lost = sum[OFFCPU_PY_CNT_NAME_LOST];
+	pthread_mutex_lock(&py->lock);
+	st->procs = py->found;
+	pthread_mutex_unlock(&py->lock);
+}
+
+void python__summary(struct python *py, FILE *f)
+{
+	struct python_stats st;
+
+	if (!py)
+		return;
+	python__stats(py, &st);
+	summary__print_python(f, &st);
+}
