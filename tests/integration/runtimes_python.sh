@@ -41,6 +41,7 @@ py_check() {
 
 # perf script names each blocked thread's Python function, after the process exited
 test_python_frames_waits() {
+	local func tid waited got
 	need_python
 	"$OFFCPU" record -o py.data -- $PY311 "$PYWAITS" -r truth.txt 2>rec.err || fail "record failed"
 	cat rec.err truth.txt
@@ -55,6 +56,12 @@ test_python_frames_waits() {
 	perf script -i py.data -F ip,sym,dso 2>/dev/null |
 		awk '/\(\[py\] / { py = 1; next } py && NF { if ($0 !~ /_PyEval_EvalFrameDefault/) { print; bad = 1 }; py = 0 } END { exit bad }' ||
 		fail "a group of Python frames is not inside _PyEval_EvalFrameDefault"
+	# offcpu report names them too (folded stacks in microseconds)
+	"$OFFCPU" report -i py.data --folded >py.folded 2>report.err || fail "report --folded failed"
+	while read -r func tid waited; do
+		got=$(awk -v f=";$func;" 'index($0, f) { s += $NF } END { printf "%.0f", s * 1000 }' py.folded)
+		within 5 "$got" "$waited" || fail "report --folded: $got ns under $func, the workload measured $waited ns"
+	done <truth.txt
 	note "$py_figures"
 }
 
