@@ -97,7 +97,8 @@ static void say(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	str_escape(out, sizeof(out), msg); /* a path is another user's name */
-	fprintf(stderr, "offcpu: %s\n", out);
+	/* on a terminal, over the session's progress line ("reading 42%") */
+	fprintf(stderr, "%soffcpu: %s\n", isatty(2) ? "\r\033[K" : "", out);
 }
 
 /* Called by the client while it waits and downloads: says once that a fetch is slow. */
