@@ -5,6 +5,8 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 export ROOT BUILD
+# no test fetches debug files from the network: only the debuginfod tests, from their own server
+unset DEBUGINFOD_URLS
 FILTER=${1:-}
 TMPROOT=$(mktemp -d /tmp/offcpu-tests.XXXXXX)
 trap 'rm -rf "$TMPROOT"' EXIT
