@@ -393,9 +393,10 @@ struct offcpu_unw_sample {
  * walked from its thread state (glibc's TSS slot of _PyRuntime's key) and
  * appended to its user stack, innermost first, after the native frames (and
  * the walk's mark): OFFCPU_PYFRAME_OF(id), | OFFCPU_PY_ENTRY for a frame
- * that entered its C-level _PyEval_EvalFrameDefault. A code object is named
- * once per process, when first seen (an OFFCPU_PY_EV_NAME event, read while
- * the process lives); id 0 is a frame that could not be named.
+ * that entered its C-level _PyEval_EvalFrameDefault. A (code object,
+ * instruction) is named once per process, when first seen (an
+ * OFFCPU_PY_EV_NAME event, read while the process lives, with the code
+ * object's line table for its line); id 0 is a frame that could not be named.
  * User space splices each group of Python frames into the native stack
  * inside the _PyEval_EvalFrameDefault frame that runs it.
  */
@@ -417,6 +418,12 @@ struct offcpu_unw_sample {
 #define OFFCPU_PY311_STR_STATE 32 /* PyASCIIObject.state (bit 6: ascii) */
 #define OFFCPU_PY311_STR_ASCII 48 /* sizeof(PyASCIIObject): an ASCII string's characters */
 #define OFFCPU_PY311_STR_UTF8 56 /* PyCompactUnicodeObject.utf8: its UTF-8 copy, if made */
+#define OFFCPU_PY311_FRAME_PREV_INSTR 56 /* _PyInterpreterFrame.prev_instr: the instruction it is in */
+#define OFFCPU_PY311_CODE_LINETABLE 136 /* PyCodeObject.co_linetable (bytes) */
+#define OFFCPU_PY311_CODE_CODE 184 /* PyCodeObject.co_code_adaptive: its first instruction */
+#define OFFCPU_PY311_BYTES_SIZE 16 /* PyVarObject.ob_size */
+#define OFFCPU_PY311_BYTES_DATA 32 /* PyBytesObject.ob_sval */
+#define OFFCPU_PY_LINETABLE 1024 /* bytes of a co_linetable sent at most */
 /* glibc x86-64: struct pthread (at fsbase).specific_1stblock, 16-byte {seq, data} slots */
 #define OFFCPU_GLIBC_TSS_SLOTS 784
 
@@ -446,6 +453,10 @@ struct offcpu_py_event {
 	__u64 code; /* the code object's address */
 	char qualname[OFFCPU_PY_NAME_LEN]; /* NUL-ended, "" when not ASCII or unreadable */
 	char filename[OFFCPU_PY_FILE_LEN];
+	/* where the frame is: a name is of a (code object, instruction) */
+	__s32 lasti; /* the instruction, in code units from the first; -1: none yet */
+	__u32 linetable_len; /* bytes of co_linetable in linetable (its first ones) */
+	__u8 linetable[OFFCPU_PY_LINETABLE];
 };
 
 /* The Python part's counters (py_counters, per cpu). */
