@@ -7,10 +7,11 @@
  *
  * The thread's PyThreadState is in glibc's TSS slot of _PyRuntime's key
  * (not the GIL holder's, which a blocked thread is not); its frames are
- * cframe->current_frame and the `previous` chain. Each code object is
- * interned per process on first sight: an id, and its names (co_qualname,
- * co_filename, co_firstlineno) read here and sent to user space at once, so
- * a process that exits keeps them. The frames go after the native ones
+ * cframe->current_frame and the `previous` chain. Each (code object,
+ * instruction) is interned per process on first sight: an id, and its names
+ * (co_qualname, co_filename, co_firstlineno, and co_linetable's first bytes
+ * for the line of the instruction) read here and sent to user space at once,
+ * so a process that exits keeps them. The frames go after the native ones
  * (struct offcpu_py_proc, offcpu.h), part of the stored stack and of its
  * identity. A process is one map lookup; a process offcpu has not seen is
  * asked of user space once (py_procs holds a pending entry meanwhile).
@@ -32,19 +33,42 @@ struct {
 	__uint(max_entries, 8192);
 } py_procs SEC(".maps");
 
+/* A frame's name: its code object and instruction (the line comes from the two). */
 struct py_code_key {
 	__u32 tgid;
-	__u32 pad;
+	__s32 lasti; /* -1: none yet */
 	__u64 code;
 };
 
-/* (process, code object) -> id; an entry evicted is named again under a new id */
+/* (process, code object, instruction) -> id; an entry evicted is named again under a new id */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct py_code_key);
 	__type(value, __u32);
 	__uint(max_entries, 65536);
 } py_codes SEC(".maps");
+
+/*
+ * Each cpu's cache of py_codes, direct-mapped: a hit costs a few loads where
+ * the hash lookup costs tens of nanoseconds, and a walk looks up every frame.
+ * (Per cpu: no other program writes an entry while it is read; an id once
+ * given names its frame for good.)
+ */
+#define PY_CACHE 1024
+struct py_cache_ent {
+	struct py_code_key k;
+	__u32 id;
+	__u32 pad;
+};
+struct py_cache {
+	struct py_cache_ent e[PY_CACHE];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct py_cache);
+	__uint(max_entries, 1);
+} py_cache SEC(".maps");
 
 /* struct offcpu_py_event for user space (src/record/python.c) */
 struct {
@@ -62,12 +86,17 @@ struct {
 /* ids handed out so far (0 is the unnamed frame) */
 __u64 py_next_id;
 
-static __always_inline void py_count(__u32 idx)
+static __always_inline void py_count_n(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&py_counters, &idx);
 
 	if (v)
-		__sync_fetch_and_add(v, 1);
+		__sync_fetch_and_add(v, n);
+}
+
+static __always_inline void py_count(__u32 idx)
+{
+	py_count_n(idx, 1);
 }
 
 /* A process not seen yet: a pending entry, and the question to user space. */
@@ -106,16 +135,15 @@ static __always_inline void py_str(char *d, __u32 len, __u64 str)
 		bpf_probe_read_user_str(d, len, (void *)utf8);
 }
 
-/* The id of code object @code of process @tgid: named now on first sight,
- * or 0 when it cannot be. */
-static __always_inline __u32 py_intern(__u32 tgid, __u64 code)
+/* The id of the frame at instruction @lasti of code object @code of process
+ * @tgid: named now on first sight, or 0 when it cannot be. */
+static __always_inline __u32 py_intern(struct py_code_key *k)
 {
-	struct py_code_key k = { .tgid = tgid, .code = code };
 	struct offcpu_py_event *e;
-	__u64 f[8]; /* PyCodeObject from co_firstlineno to co_qualname */
+	__u64 *f, lt, len = 0;
 	__u32 *v, id;
 
-	v = bpf_map_lookup_elem(&py_codes, &k);
+	v = bpf_map_lookup_elem(&py_codes, k);
 	if (v)
 		return *v;
 	id = (__u32)__sync_fetch_and_add(&py_next_id, 1) + 1;
@@ -124,22 +152,37 @@ static __always_inline __u32 py_intern(__u32 tgid, __u64 code)
 	e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
 	if (!e)
 		goto lost;
-	if (bpf_map_update_elem(&py_codes, &k, &id, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(&py_codes, k, &id, BPF_NOEXIST)) {
 		bpf_ringbuf_discard(e, 0);
-		v = bpf_map_lookup_elem(&py_codes, &k); /* another cpu named it */
+		v = bpf_map_lookup_elem(&py_codes, k); /* another cpu named it */
 		return v ? *v : 0;
 	}
 	e->kind = OFFCPU_PY_EV_NAME;
-	e->tgid = tgid;
+	e->tgid = k->tgid;
 	e->id = id;
-	e->code = code;
-	if (bpf_probe_read_user(f, sizeof(f), (void *)(code + OFFCPU_PY311_CODE_FIRSTLINENO)))
-		__builtin_memset(f, 0, sizeof(f));
+	e->code = k->code;
+	e->lasti = k->lasti;
+	/* PyCodeObject from co_firstlineno to co_linetable, read into the event's
+	 * line table (its place until the table's bytes), not onto the stack:
+	 * this runs two calls deep, and the three frames share 512 bytes */
+	f = (__u64 *)e->linetable;
+	if (bpf_probe_read_user(f, 72, (void *)(k->code + OFFCPU_PY311_CODE_FIRSTLINENO)))
+		__builtin_memset(f, 0, 72);
 	e->lineno = (__s32)f[0];
 	py_str(e->filename, sizeof(e->filename),
 	       f[(OFFCPU_PY311_CODE_FILENAME - OFFCPU_PY311_CODE_FIRSTLINENO) / 8]);
 	py_str(e->qualname, sizeof(e->qualname),
 	       f[(OFFCPU_PY311_CODE_QUALNAME - OFFCPU_PY311_CODE_FIRSTLINENO) / 8]);
+	/* the line table's first bytes: user space finds the instruction's line */
+	lt = f[(OFFCPU_PY311_CODE_LINETABLE - OFFCPU_PY311_CODE_FIRSTLINENO) / 8];
+	if (!lt || k->lasti < 0 ||
+	    bpf_probe_read_user(&len, sizeof(len), (void *)(lt + OFFCPU_PY311_BYTES_SIZE)))
+		len = 0;
+	if (len > OFFCPU_PY_LINETABLE)
+		len = OFFCPU_PY_LINETABLE;
+	if (len && bpf_probe_read_user(e->linetable, len, (void *)(lt + OFFCPU_PY311_BYTES_DATA)))
+		len = 0;
+	e->linetable_len = (__u32)len;
 	bpf_ringbuf_submit(e, 0);
 	py_count(OFFCPU_PY_CNT_NAMES);
 	return id;
@@ -183,6 +226,7 @@ fault:
 
 struct py_walk {
 	__u64 *buf; /* the stack being built (a scratch slot) */
+	struct py_cache *cache; /* this cpu's */
 	__u64 frame; /* the next frame to read; 0: the walk is over */
 	__u32 n; /* frames in buf */
 	__u32 tgid;
@@ -193,6 +237,9 @@ static long py_step(__u64 i, void *arg)
 {
 	struct py_walk *w = arg;
 	__u64 fr[5]; /* _PyInterpreterFrame from f_code to is_entry */
+	struct py_code_key k = { .tgid = w->tgid, .lasti = -1 };
+	struct py_cache_ent *ce;
+	__u64 first, at;
 	__u32 n = w->n, id;
 
 	if (n >= OFFCPU_MAX_STACK_DEPTH)
@@ -206,13 +253,25 @@ static long py_step(__u64 i, void *arg)
 		w->frame = 0;
 		return 1;
 	}
-	id = py_intern(w->tgid, fr[0]);
+	k.code = fr[0];
+	/* the instruction it is in (prev_instr), in code units from its first */
+	first = k.code + OFFCPU_PY311_CODE_CODE;
+	at = fr[(OFFCPU_PY311_FRAME_PREV_INSTR - OFFCPU_PY311_FRAME_CODE) / 8];
+	if (at >= first && at - first < (1ULL << 24))
+		k.lasti = (__s32)((at - first) / 2);
+	ce = &w->cache->e[((k.code >> 4) ^ ((__u64)k.lasti * 0x9e3779b1ULL) ^ k.tgid) & (PY_CACHE - 1)];
+	if (ce->k.code == k.code && ce->k.lasti == k.lasti && ce->k.tgid == k.tgid && ce->id) {
+		id = ce->id;
+	} else {
+		id = py_intern(&k);
+		ce->k = k;
+		ce->id = id;
+	}
 	w->buf[n & OFFCPU_MAX_STACK_DEPTH] =
 		OFFCPU_PYFRAME_OF(id) |
 		((fr[(OFFCPU_PY311_FRAME_IS_ENTRY - OFFCPU_PY311_FRAME_CODE) / 8] >>
 		  (OFFCPU_PY311_FRAME_IS_ENTRY % 8 * 8)) & 0xff ? OFFCPU_PY_ENTRY : 0);
 	w->n = n + 1;
-	py_count(OFFCPU_PY_CNT_FRAMES);
 	w->frame = fr[(OFFCPU_PY311_FRAME_PREVIOUS - OFFCPU_PY311_FRAME_CODE) / 8];
 	return w->frame ? 0 : 1;
 }
@@ -226,6 +285,7 @@ static __noinline long py_frames(__u64 *buf, long n)
 {
 	struct offcpu_py_proc *p;
 	struct py_walk w;
+	__u32 zero = 0;
 
 	if (!python_frames || n <= 0 || n >= OFFCPU_MAX_STACK_DEPTH)
 		return n;
@@ -240,12 +300,17 @@ static __noinline long py_frames(__u64 *buf, long n)
 	w.frame = py_current_frame(p);
 	if (!w.frame)
 		return n;
+	w.cache = bpf_map_lookup_elem(&py_cache, &zero);
+	if (!w.cache)
+		return n;
 	py_count(OFFCPU_PY_CNT_WALKS);
 	w.buf = buf;
 	w.n = (__u32)n;
 	bpf_loop(OFFCPU_PY_FRAMES, py_step, &w, 0);
 	if (w.frame)
 		py_count(OFFCPU_PY_CNT_NO_ROOM); /* more frames than the bound, or than room */
+	/* (no test of it: a branch here doubles what the verifier checks after) */
+	py_count_n(OFFCPU_PY_CNT_FRAMES, w.n - n);
 	return w.n;
 }
 
