@@ -245,6 +245,59 @@ tell:
 
 /* ---- the program's events ---- */
 
+/* A varint of a 3.11 line table at @p (6 bits a byte, bit 6: more): its value; @p moves past it. */
+static unsigned lt_varint(const uint8_t *lt, size_t n, size_t *p)
+{
+	unsigned v = 0, shift = 0;
+	uint8_t b;
+
+	do {
+		if (*p >= n || shift > 24)
+			return v;
+		b = lt[(*p)++];
+		v |= (unsigned)(b & 63) << shift;
+		shift += 6;
+	} while (b & 64);
+	return v;
+}
+
+/*
+ * The line of instruction @lasti (code units) from CPython 3.11's line table
+ * (Objects/locations.md): entries of a first byte (bit 7 set; bits 3-6 the
+ * kind, bits 0-2 the code units covered - 1) and the kind's bytes; kinds 13
+ * and 14 carry the line's change as a signed varint, 10-12 a change of 0-2,
+ * 15 has no line, the others keep it. @first (co_firstlineno) when the table
+ * (or the part read) does not say.
+ */
+static int lt_line(const uint8_t *lt, size_t n, int first, int lasti)
+{
+	int line = first, addr = 0;
+	size_t p = 0;
+
+	if (lasti < 0)
+		return first;
+	while (p < n) {
+		uint8_t b = lt[p++];
+		int kind = (b >> 3) & 15, len = (b & 7) + 1;
+		unsigned u;
+
+		if (!(b & 0x80))
+			continue; /* (not an entry's first byte) */
+		if (kind == 13 || kind == 14) {
+			u = lt_varint(lt, n, &p);
+			line += (u & 1) ? -(int)(u >> 1) : (int)(u >> 1);
+		} else if (kind >= 10 && kind <= 12) {
+			line += kind - 10;
+		}
+		if (lasti < addr + len)
+			return kind == 15 || line <= 0 ? first : line;
+		addr += len;
+		while (p < n && !(lt[p] & 0x80))
+			p++;
+	}
+	return first;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct python *py = ctx;
@@ -271,7 +324,10 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	snprintf(text, sizeof(text), OFFCPU_NAMED_PY "%.*s (%.*s:%d)", OFFCPU_PY_NAME_LEN,
 		 e->qualname[0] ? e->qualname : "?", OFFCPU_PY_FILE_LEN,
-		 e->filename[0] ? e->filename : "?", e->lineno);
+		 e->filename[0] ? e->filename : "?",
+		 lt_line(e->linetable, e->linetable_len < OFFCPU_PY_LINETABLE ? e->linetable_len :
+									       OFFCPU_PY_LINETABLE,
+			 e->lineno, e->lasti));
 	free(py->names[e->id].text);
 	py->names[e->id].text = strdup(text);
 	py->names[e->id].tgid = e->tgid;

@@ -11,8 +11,9 @@
  * ones; python__splice() puts each group of them inside the
  * _PyEval_EvalFrameDefault frame that runs it, and python__flush() writes the
  * "[py] QUALNAME (FILE:LINE)" MMAP2 records their addresses need, once per
- * file, before the sample (offcpu.h, "Named frames"). LINE is the code
- * object's first line (co_firstlineno).
+ * file, before the sample (offcpu.h, "Named frames"). LINE is the line of
+ * the instruction the frame is in (its prev_instr in co_linetable), or the
+ * code object's first line (co_firstlineno) where the table does not say.
  */
 #ifndef OFFCPU_RECORD_PYTHON_H
 #define OFFCPU_RECORD_PYTHON_H
