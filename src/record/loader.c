@@ -24,6 +24,9 @@
 #define OFFCPU_KORC 1
 #endif
 
+/* Python frames in this load (off for the retry without them: try_load1()) */
+static bool load_python = true;
+
 /*
  * libbpf's warnings while a load is attempted, kept (whatever -v says) so
  * that a fallback can name what made the kernel refuse the program.
@@ -326,7 +329,7 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	if (ncpus > 0)
 		bpf_map__set_max_entries(skel->maps.cpu_filter, (uint32_t)ncpus);
 	/* Python frames (python.bpf.h): with user stacks, on tp_btf, unless --no-python */
-	skel->rodata->python_frames = python__wanted() && o->user_stacks && !raw_tp;
+	skel->rodata->python_frames = load_python && python__wanted() && o->user_stacks && !raw_tp;
 	if (!skel->rodata->python_frames) {
 		bpf_map__set_max_entries(skel->maps.py_procs, 1);
 		bpf_map__set_max_entries(skel->maps.py_codes, 1);
@@ -403,9 +406,9 @@ static void log_verified(struct loaded *l)
 }
 
 /* Try to load the skeleton for one configuration; on failure, its cause. */
-static int try_load1(struct loaded *l, const struct collector_opts *o, bool korc,
-		     const struct korc_syms *syms, bool user_walker, bool tables, char *cause,
-		     size_t len)
+static int try_load1_as(struct loaded *l, const struct collector_opts *o, bool korc,
+			const struct korc_syms *syms, bool user_walker, bool tables, char *cause,
+			size_t len)
 {
 	int err;
 
@@ -425,6 +428,28 @@ static int try_load1(struct loaded *l, const struct collector_opts *o, bool korc
 		return 0;
 	offcpu_bpf__destroy(l->skel);
 	l->skel = NULL;
+	return err;
+}
+
+/* The same; where it does not load with Python frames, without them (named
+ * as a fallback) rather than without anything else. */
+static int try_load1(struct loaded *l, const struct collector_opts *o, bool korc,
+		     const struct korc_syms *syms, bool user_walker, bool tables, char *cause,
+		     size_t len)
+{
+	char what[400];
+	int err;
+
+	load_python = true;
+	err = try_load1_as(l, o, korc, syms, user_walker, tables, cause, len);
+	if (!err || err == -EPERM || !python__wanted() || !o->user_stacks || l->raw_tp)
+		return err;
+	snprintf(what, sizeof(what), "it did not load: %.320s", cause);
+	load_python = false;
+	err = try_load1_as(l, o, korc, syms, user_walker, tables, cause, len);
+	load_python = true;
+	if (!err)
+		add_fallback(l, "Python frames are off", what);
 	return err;
 }
 
