@@ -12,24 +12,33 @@ need_python() {
 	[ -x $PY311 ] || skip "no $PY311 (Debian: python3.11)"
 }
 
-# py_samples FILE EVENT: one line per EVENT sample: "tid period [py] names|..."
+# py_samples FILE EVENT: one line per EVENT sample: "tid period |FUNC:LINE|..."
+# (the [py] frames' names without their files)
 py_samples() {
 	perf script -i "$1" -F tid,period,event,ip,dso 2>"$1.script.err" |
 		awk -v ev="$2:" '
 			function out() { if (tid != "") print tid, per, names "|"; tid = "" }
 			/^ *[0-9]+ +[0-9]+ +[a-z-]+: *$/ { out(); if ($3 == ev) { tid = $1; per = $2; names = "" }; next }
-			tid != "" && /\(\[py\] / { s = $0; sub(/^[^(]*\(\[py\] /, "", s); sub(/ \(.*$/, "", s); names = names "|" s }
+			tid != "" && /\(\[py\] / {
+				s = $0; sub(/^[^(]*\(\[py\] /, "", s); l = s
+				sub(/ \(.*$/, "", s); sub(/^.*:/, "", l); sub(/\)\)$/, "", l)
+				names = names "|" s ":" l }
 			END { out() }'
 }
 
 # py_check TRUTH SAMPLES: each waiting thread's time is under its function
-# (90% at least), and that time is what the thread measured itself
+# (90% at least), at the line it waits on (its current line, not the
+# function's first), and that time is what the thread measured itself
 py_check() {
-	local func tid waited total under
+	local func tid waited total under line at
 	while read -r func tid waited; do
+		line=$(grep -n "# waits: $func\$" "$PYWAITS" | cut -d: -f1)
 		total=$(awk -v t="$tid" '$1 == t { s += $2 } END { printf "%.0f", s }' "$2")
-		under=$(awk -v t="$tid" -v f="|$func|" '$1 == t && index($0, f) { s += $2 } END { printf "%.0f", s }' "$2")
-		py_figures="${py_figures:-}$func: $((under / 1000000)) of $((total / 1000000)) ms (measured $((waited / 1000000)) ms); "
+		under=$(awk -v t="$tid" -v f="|$func:" '$1 == t && index($0, f) { s += $2 } END { printf "%.0f", s }' "$2")
+		at=$(awk -v t="$tid" -v f="|$func:$line|" '$1 == t && index($0, f) { s += $2 } END { printf "%.0f", s }' "$2")
+		awk -v a="$at" -v u="$under" 'BEGIN { exit !(a >= 0.9 * u) }' ||
+			fail "$func: only $at of its $under ns are at line $line, where it waits"
+		py_figures="${py_figures:-}$func: $((under / 1000000)) of $((total / 1000000)) ms, $((at / 1000000)) at line $line (measured $((waited / 1000000)) ms); "
 		[ "$total" -gt 0 ] || fail "no sample of $func's thread $tid"
 		awk -v u="$under" -v t="$total" 'BEGIN { exit !(u >= 0.9 * t) }' ||
 			fail "$func: only $under of its thread's $total ns are under it"
@@ -76,29 +85,32 @@ test_python_frames_off() {
 
 # --wakers: the lock waiter was woken by the holder's release, in lock_holder_hold
 test_python_frames_wakers() {
-	local tid total by
+	local tid total by line
 	need_python
 	"$OFFCPU" record --wakers -o py.data -- $PY311 "$PYWAITS" -r truth.txt 2>rec.err || fail "record failed"
 	cat truth.txt
 	tid=$(awk '$1 == "lock_waiter_wait" { print $2 }' truth.txt)
+	line=$(grep -n "# wakes: lock_waiter_wait\$" "$PYWAITS" | cut -d: -f1)
 	# each offcpu-waker sample follows the offcpu-time sample of the wait it ended
 	perf script -i py.data -F tid,period,event,ip,dso 2>/dev/null |
 		awk '
 			function out() { if (kind != "") print kind, tid, per, names "|"; kind = "" }
 			/^ *[0-9]+ +[0-9]+ +[a-z-]+: *$/ { out(); kind = $3; tid = $1; per = $2; names = ""; next }
-			/\(\[py\] / { s = $0; sub(/^[^(]*\(\[py\] /, "", s); sub(/ \(.*$/, "", s); names = names "|" s }
+			/\(\[py\] / {
+				s = $0; sub(/^[^(]*\(\[py\] /, "", s); l = s
+				sub(/ \(.*$/, "", s); sub(/^.*:/, "", l); sub(/\)\)$/, "", l)
+				names = names "|" s ":" l }
 			END { out() }' >pairs.txt
-	awk -v t="$tid" '$1 == "offcpu-time:" { w = ($2 == t && index($0, "|lock_waiter_wait|")); next }
+	awk -v t="$tid" '$1 == "offcpu-time:" { w = ($2 == t && index($0, "|lock_waiter_wait:")); next }
 		$1 == "offcpu-waker:" && w { print; w = 0 }' pairs.txt >wakers.txt
 	head -3 wakers.txt
 	total=$(awk '{ s += $3 } END { printf "%.0f", s }' wakers.txt)
-	by=$(awk 'index($0, "|lock_holder_hold|") { s += $3 } END { printf "%.0f", s }' wakers.txt)
+	# at the line that releases the lock
+	by=$(awk -v f="|lock_holder_hold:$line|" 'index($0, f) { s += $3 } END { printf "%.0f", s }' wakers.txt)
 	[ "${total:-0}" -gt 0 ] || fail "no waker of the lock waiter"
 	awk -v b="$by" -v t="$total" 'BEGIN { exit !(b >= 0.9 * t) }' ||
-		fail "of the lock waiter's $total ns with a waker, only $by were ended in lock_holder_hold"
-	# and the release is what woke it: lock.release() runs in that function
-	grep -q '|lock_holder_hold|' wakers.txt || fail "no waker stack names lock_holder_hold"
-	note "lock waiter: $((by / 1000000)) of $((total / 1000000)) ms woken in lock_holder_hold"
+		fail "of the lock waiter's $total ns with a waker, only $by were ended in lock_holder_hold at line $line"
+	note "lock waiter: $((by / 1000000)) of $((total / 1000000)) ms woken in lock_holder_hold at line $line (lock.release())"
 }
 
 # the 3.11 layout offcpu reads (src/offcpu.h) is python3.11's own (DWARF from
@@ -134,6 +146,11 @@ test_python_offsets_dwarf() {
 		PY311_STR_STATE &((PyASCIIObject *)0)->state
 		PY311_STR_ASCII sizeof(PyASCIIObject)
 		PY311_STR_UTF8 &((PyCompactUnicodeObject *)0)->utf8
+		PY311_FRAME_PREV_INSTR &((struct _PyInterpreterFrame *)0)->prev_instr
+		PY311_CODE_LINETABLE &((PyCodeObject *)0)->co_linetable
+		PY311_CODE_CODE &((PyCodeObject *)0)->co_code_adaptive
+		PY311_BYTES_SIZE &((PyVarObject *)0)->ob_size
+		PY311_BYTES_DATA &((PyBytesObject *)0)->ob_sval
 		GLIBC_TSS_SLOTS -
 	EOF
 	# the ASCII bit of the state, and the key's place in Py_tss_t

@@ -6,7 +6,8 @@
   queue_waiter_wait queue.Queue.get, fed every PERIOD by queue_feeder_feed
 
 Each waiting thread measures its own waits; -r FILE gets one line per
-function: "FUNCTION TID WAITED_NS". Run by tests/integration/runtimes_python.sh
+function: "FUNCTION TID WAITED_NS". The line of each wait says "# waits:
+FUNCTION". Run by tests/integration/runtimes_python.sh
 under Debian's /usr/bin/python3.11.
 """
 import queue
@@ -28,7 +29,7 @@ def sleeper_wait():
     waited = 0
     for _ in range(ROUNDS):
         t0 = time.monotonic_ns()
-        time.sleep(PERIOD)
+        time.sleep(PERIOD)  # waits: sleeper_wait
         waited += time.monotonic_ns() - t0
     truth["sleeper_wait"] = (threading.get_native_id(), waited)
 
@@ -38,7 +39,7 @@ def lock_holder_hold():
         lock.acquire()
         held.set()
         time.sleep(PERIOD)
-        lock.release()
+        lock.release()  # wakes: lock_waiter_wait
         done.wait()
         done.clear()
 
@@ -49,7 +50,7 @@ def lock_waiter_wait():
         held.wait()
         held.clear()
         t0 = time.monotonic_ns()
-        lock.acquire()
+        lock.acquire()  # waits: lock_waiter_wait
         waited += time.monotonic_ns() - t0
         lock.release()
         done.set()
@@ -66,7 +67,7 @@ def queue_waiter_wait():
     waited = 0
     for _ in range(ROUNDS):
         t0 = time.monotonic_ns()
-        q.get()
+        q.get()  # waits: queue_waiter_wait
         waited += time.monotonic_ns() - t0
     truth["queue_waiter_wait"] = (threading.get_native_id(), waited)
 
