@@ -360,6 +360,22 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* The processes recorded from the start (-p): known before their first block. */
+static void py_targets(struct python *py, int filter_fd)
+{
+	uint32_t key, next, n = 0;
+	uint8_t v;
+	void *prev = NULL;
+
+	while (filter_fd >= 0 && n < 4096 && !bpf_map_get_next_key(filter_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+		if (!bpf_map_lookup_elem(filter_fd, &key, &v) && v == OFFCPU_FILTER_ACTIVE)
+			detect(py, key);
+	}
+}
+
 struct python *python__new(struct collector *c)
 {
 	struct python *py;
@@ -381,6 +397,7 @@ struct python *python__new(struct collector *c)
 		python__free(py);
 		return NULL;
 	}
+	py_targets(py, collector__python_fd(c, "tgid_filter"));
 	if ((errno = pthread_create(&py->thread, NULL, run, py))) {
 		python__free(py);
 		return NULL;
