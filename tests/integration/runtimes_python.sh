@@ -160,3 +160,26 @@ test_python_offsets_dwarf() {
 	gdb -batch -ex 'ptype /o PyASCIIObject' $PY311 2>&1 | grep -E '^ */\* *32: *6 *\| *4 \*/ *unsigned int ascii : 1;' ||
 		fail "the ascii bit is not bit 6 of PyASCIIObject.state"
 }
+
+# -p: a running Python process is looked at before its first block after
+# the attach; only the waits already under way then (their stacks read
+# while they sleep) have no Python frame
+test_python_frames_attach() {
+	local pid func tid waited total under
+	need_python
+	$PY311 "$PYWAITS" -r truth.txt &
+	pid=$!
+	sleep 0.4
+	"$OFFCPU" record -p $pid -o py.data 2>rec.err || fail "record -p failed"
+	wait $pid
+	py_samples py.data offcpu-time >samples.txt
+	while read -r func tid waited; do
+		total=$(awk -v t="$tid" '$1 == t { s += $2 } END { printf "%.0f", s }' samples.txt)
+		under=$(awk -v t="$tid" -v f="|$func:" '$1 == t && index($0, f) { s += $2 } END { printf "%.0f", s }' samples.txt)
+		py_figures="${py_figures:-}$func: $((under / 1000000)) of $((total / 1000000)) ms; "
+		# (a wait of 200 ms under way at the attach, of 1200 ms recorded)
+		awk -v u="$under" -v t="$total" 'BEGIN { exit !(t > 0 && u >= 0.75 * t) }' ||
+			fail "$func: only $under of its thread's $total ns are under it"
+	done <truth.txt
+	note "$py_figures"
+}
