@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,32 +143,51 @@ out:
 	free(str);
 }
 
-/* The object mapped by maps line @m of @tgid, read once per (device, inode). */
-static const struct pyobj *pyobj_of(struct python *py, uint32_t tgid, const struct maps_line *m)
+/*
+ * The object mapped by maps line @m of @tgid, read once per (device, inode),
+ * into *@po; false if it could not be kept. The file is another user's and
+ * may block (FUSE): it is read without py->lock, which the writers' splice
+ * takes, so a stuck read stalls this thread alone.
+ */
+static bool pyobj_of(struct python *py, uint32_t tgid, const struct maps_line *m,
+		     struct pyobj *po)
 {
 	uint64_t key[2] = { ((uint64_t)m->maj << 32) | m->min, m->ino }, *v;
 	struct elfobj o;
 	char path[96], err[128];
+	bool ok = false;
 	int created;
 
-	v = hashmap__upsert(&py->objs, key, sizeof(key), &created);
-	if (!v)
-		return NULL;
-	if (!created)
-		return *v ? &py->obj[*v - 1] : NULL;
-	if (grow_array((void **)&py->obj, &py->cap_obj, py->nr_obj + 1, sizeof(*py->obj)))
-		return NULL;
+	pthread_mutex_lock(&py->lock);
+	v = hashmap__find(&py->objs, key, sizeof(key));
+	if (v && *v)
+		*po = py->obj[*v - 1];
+	ok = v && *v;
+	pthread_mutex_unlock(&py->lock);
+	if (v) /* read before (0: it could not be kept) */
+		return ok;
 	/* the object as mapped, even if its path was replaced or removed since */
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%lx-%lx", tgid, (unsigned long)m->start,
 		 (unsigned long)m->end);
-	if (elfobj__open(&o, path, err, sizeof(err))) {
-		memset(&py->obj[py->nr_obj], 0, sizeof(py->obj[0]));
-	} else {
-		read_pyobj(&o, &py->obj[py->nr_obj]);
+	memset(po, 0, sizeof(*po));
+	if (!elfobj__open(&o, path, err, sizeof(err))) {
+		read_pyobj(&o, po);
 		elfobj__close(&o);
 	}
-	*v = ++py->nr_obj;
-	return &py->obj[*v - 1];
+	pthread_mutex_lock(&py->lock);
+	v = hashmap__upsert(&py->objs, key, sizeof(key), &created);
+	if (v && created) {
+		if (!grow_array((void **)&py->obj, &py->cap_obj, py->nr_obj + 1, sizeof(*py->obj))) {
+			py->obj[py->nr_obj] = *po;
+			*v = ++py->nr_obj;
+			ok = true;
+		}
+	} else if (v && *v) { /* read meanwhile by another look */
+		*po = py->obj[*v - 1];
+		ok = true;
+	}
+	pthread_mutex_unlock(&py->lock);
+	return ok;
 }
 
 /* Where @po's ELF address 0 is in a process that maps it as @m. */
@@ -203,13 +223,15 @@ static void detect(struct python *py, uint32_t tgid)
 		goto tell; /* gone: its entry goes with the LRU */
 	while (fgets(line, sizeof(line), f)) {
 		const struct pyobj *po;
+		struct pyobj obj;
 		struct maps_line m;
 
 		if (maps_line__parse(line, &m) || m.perms[2] != 'x' || m.name[0] != '/' || !m.ino)
 			continue;
-		pthread_mutex_lock(&py->lock);
-		po = pyobj_of(py, tgid, &m);
-		if (po && po->python && load_bias(po, &m, &bias)) {
+		if (!pyobj_of(py, tgid, &m, &obj))
+			continue;
+		po = &obj;
+		if (po->python && load_bias(po, &m, &bias)) {
 			p.version = po->version;
 			p.tss_key = po->runtime + bias + OFFCPU_PY311_RUNTIME_TSS;
 			pp.eval_lo = po->eval + bias;
@@ -221,7 +243,6 @@ static void detect(struct python *py, uint32_t tgid)
 				pr_debug("python: process %u runs Python %x.%x, whose frames offcpu does "
 					 "not read", tgid, po->version >> 24, (po->version >> 16) & 0xff);
 		}
-		pthread_mutex_unlock(&py->lock);
 		if (p.version)
 			break;
 	}
@@ -413,8 +434,19 @@ void python__free(struct python *py)
 	if (!py)
 		return;
 	if (py->started) {
+		struct timespec until;
+
 		py->stop = 1;
-		pthread_join(py->thread, NULL);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		if (pthread_timedjoin_np(py->thread, NULL, &until)) {
+			/* stuck on another user's file that blocks (FUSE): its state
+			 * goes with the process */
+			pr_warn("the Python process reader did not stop within 1 s (reading a file "
+				"that blocks?): left behind");
+			pthread_detach(py->thread);
+			return;
+		}
 	}
 	ring_buffer__free(py->rb);
 	for (i = 0; i < py->cap_names; i++)
