@@ -51,6 +51,7 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 	uint64_t mark;
 	bool before;
 
+	nu = python__splice(r->py, tgid, uips, nu, &uips);
 	*ip = 0;
 	if (nk) {
 		chain[n++] = PERF_CONTEXT_KERNEL;
@@ -90,9 +91,10 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 		}
 	}
 	for (i = 0; i < nu; i++)
-		if (uips[i] < 4096 || uips[i] >= (1ULL << 56))
+		if (uips[i] < 4096 || (uips[i] >= (1ULL << 56) && !OFFCPU_IS_PYFRAME(uips[i])))
 			break;
 	nu = i;
+	perfmap__name_frames(r->perfmap, tgid, uips, nu);
 	if (nu && r->tables && !*unw)
 		*unw = 1 + (mark ? OFFCPU_UNW_MARK_REASON(mark) : OFFCPU_UNW_COMPLETE);
 	if (before) {
@@ -209,7 +211,9 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 		pthread_mutex_unlock(&r->lock);
 	if (size < 0)
 		return size;
-	size = perf_queue__push(q, (const void *)b, time, kind);
+	size = python__flush(r->py, r, q, r->files, time, kind) ?:
+	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, kind) ?:
+	       perf_queue__push(q, (const void *)b, time, kind);
 	if (size)
 		return size;
 	/* what account() counts, known here */
@@ -220,6 +224,10 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 	if (lock)
 		pthread_mutex_unlock(&r->lock);
 	if (size <= 0)
+		return size;
+	size = python__flush(r->py, r, q, r->files, time, SRC_WAKER) ?:
+	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, SRC_WAKER);
+	if (size)
 		return size;
 	/* right after its block: equal times keep their order */
 	return perf_queue__push(q, (const void *)b, time, SRC_WAKER);

@@ -123,6 +123,7 @@ static int start_unwinder(struct record *r)
 		return -ENOMEM;
 	}
 	r->tables = true;
+	unwinder__on_jit(r->unw, perfmap__process_cb, r->perfmap);
 	for (i = 0; i < r->o.nr_pids; i++) {
 		err = unwinder__add_process(r->unw, r->o.pids[i]);
 		if (err && err != -ESRCH)
@@ -171,8 +172,10 @@ static int finish(struct record *r)
 	err = r->o.overwrite ? snapshot(r) : end_file(r);
 	if (err)
 		return err;
-	if (!r->o.quiet)
+	if (!r->o.quiet) {
 		print_summary(r, output_size(r));
+		python__summary(r->py, stderr);
+	}
 	return 0;
 }
 
@@ -270,12 +273,17 @@ static int load(struct record *r, struct collector_opts *co)
 	/* bench: OFFCPU_LATE_STACKS=0 leaves every stack to the BPF walk */
 	co->user_space_stacks = co->unwind_tables && !(getenv("OFFCPU_LATE_STACKS") &&
 						       !strcmp(getenv("OFFCPU_LATE_STACKS"), "0"));
+	python__want(r->o.python);
 	r->coll = collector__open(co, msg, sizeof(msg));
 	if (!r->coll) {
 		err = -errno;
 		pr_err("%s", msg);
 		return err;
 	}
+	r->py = python__new(r->coll);
+	if (!r->py && errno)
+		pr_warn("no Python frames: %s", strerror(errno));
+	r->perfmap = perfmap__new();
 	collector__store_maps(r->coll, &sm);
 	r->stacks = stackstore__new(&sm);
 	if (!r->stacks) {
@@ -429,6 +437,8 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	unwinder__free(r->unw);
 	userstacks__free(r->us);
 	stackstore__free(r->stacks);
+	python__free(r->py);
+	perfmap__free(r->perfmap);
 	collector__free(r->coll);
 	perf_rings__free(r->sb);
 	perf_rings__free(r->oncpu);

@@ -27,6 +27,8 @@
 #include "summary.h"
 #include "unwinder.h"
 #include "userstacks.h"
+#include "python.h"
+#include "perfmap.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/writer.h"
 #include "../util/intset.h"
@@ -63,6 +65,8 @@ struct record {
 	struct stackstore *stacks; /* the collector's stacks, chains and wakeups, cached */
 	struct unwinder *unw; /* --unwind=tables: the table loader */
 	struct userstacks *us; /* stacks finished in user space, or NULL */
+	struct python *py; /* Python frames (python.c), or NULL */
+	struct perfmap *perfmap; /* JIT frames named from perf maps (perfmap.c), or NULL */
 	bool tables; /* user stacks are walked by tables */
 	struct perf_rings *sb, *oncpu;
 	struct perf_rings *bpf_out; /* --overwrite: where BPF writes blocks */
