@@ -46,7 +46,7 @@ int perf_sample__encode(uint64_t st, const struct perf_sample *s, void *buf, siz
 	if (st & PERF_SAMPLE_STREAM_ID)
 		out[n++] = s->stream_id;
 	if (st & PERF_SAMPLE_CPU)
-		out[n++] = pack32(s->cpu, 0);
+		out[n++] = pack32(s->cpu, s->cpu_res);
 	if (st & PERF_SAMPLE_PERIOD)
 		out[n++] = s->period;
 	if (st & PERF_SAMPLE_CALLCHAIN) {
@@ -141,8 +141,12 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 		s->id = take(&c);
 	if (st & PERF_SAMPLE_STREAM_ID)
 		s->stream_id = take(&c);
-	if (st & PERF_SAMPLE_CPU)
-		s->cpu = (uint32_t)take(&c);
+	if (st & PERF_SAMPLE_CPU) {
+		uint64_t v = take(&c);
+
+		s->cpu = (uint32_t)v;
+		s->cpu_res = (uint32_t)(v >> 32);
+	}
 	if (st & PERF_SAMPLE_PERIOD)
 		s->period = take(&c);
 	if (st & PERF_SAMPLE_READ) {
@@ -281,7 +285,7 @@ void perf_sample_id__encode(uint64_t st, const struct perf_sample *s, void *buf)
 	if (st & PERF_SAMPLE_STREAM_ID)
 		out[n++] = s->stream_id;
 	if (st & PERF_SAMPLE_CPU)
-		out[n++] = pack32(s->cpu, 0);
+		out[n++] = pack32(s->cpu, s->cpu_res);
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		out[n++] = s->id;
 }
@@ -307,8 +311,10 @@ int perf_sample_id__parse(uint64_t st, const struct perf_event_header *rec, stru
 		s->id = *p++;
 	if (st & PERF_SAMPLE_STREAM_ID)
 		s->stream_id = *p++;
-	if (st & PERF_SAMPLE_CPU)
-		s->cpu = (uint32_t)*p++;
+	if (st & PERF_SAMPLE_CPU) {
+		s->cpu = (uint32_t)*p;
+		s->cpu_res = (uint32_t)(*p++ >> 32);
+	}
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		s->id = *p++;
 	return 0;

@@ -9,6 +9,14 @@
 #include <stdbool.h>
 #include "format.h"
 
+/*
+ * offcpu-time samples of summed short blocks (written every --flush, stamped
+ * with the end of their interval, not with their own times) carry this in
+ * the reserved half of their CPU field; streamed blocks, whose time is when
+ * the thread ran again, do not. perf reads the CPU alone.
+ */
+#define OFFCPU_CPU_RES_SUMMED 1u
+
 struct perf_sample {
 	uint64_t id; /* IDENTIFIER, else ID */
 	uint64_t ip;
@@ -17,6 +25,7 @@ struct perf_sample {
 	uint64_t addr;
 	uint64_t stream_id;
 	uint32_t cpu;
+	uint32_t cpu_res; /* CPU's reserved half, which perf skips: offcpu's OFFCPU_CPU_RES_* */
 	uint64_t period;
 	uint64_t nr_ips; /* CALLCHAIN: number of entries, markers included */
 	const uint64_t *ips; /* parse: points into the record; encode: read from here */

@@ -117,9 +117,13 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 	return n;
 }
 
-/* Encode one offcpu-time sample; the innermost frame is its ip, its state the weight. */
+/*
+ * Encode one offcpu-time sample; the innermost frame is its ip, its state the
+ * weight, and summed blocks (@kind SRC_SUMMED) are told in the CPU field's
+ * reserved half.
+ */
 int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
-			 uint64_t period, uint32_t cpu, char *buf, size_t cap, unsigned *unw)
+			 uint64_t period, uint32_t cpu, int kind, char *buf, size_t cap, unsigned *unw)
 {
 	uint64_t chain[2 * OFFCPU_MAX_STACK_DEPTH + 4];
 	struct perf_sample s = {
@@ -128,6 +132,7 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 		.tid = k->pid,
 		.time = time,
 		.cpu = cpu,
+		.cpu_res = kind == SRC_SUMMED ? OFFCPU_CPU_RES_SUMMED : 0,
 		.period = period,
 		.cgroup = k->cgroup_id,
 		.weight = (uint64_t)k->state + 1,
@@ -206,7 +211,7 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 
 	if (lock)
 		pthread_mutex_lock(&r->lock);
-	size = encode_offcpu(r, k, time, period, cpu, b, sizeof(b), &unw);
+	size = encode_offcpu(r, k, time, period, cpu, kind, b, sizeof(b), &unw);
 	if (lock)
 		pthread_mutex_unlock(&r->lock);
 	if (size < 0)

@@ -141,9 +141,9 @@ int push_oncpu(const struct perf_event_header *h, void *arg);
 
 /* events.c: perf records from the BPF ABI */
 int declare_events(struct record *r);
-/* @unw: 1 + how the table walk of its user stack ended (enum offcpu_unw_end), 0: no walk */
+/* @kind: SRC_*; @unw: 1 + how the table walk of its user stack ended (enum offcpu_unw_end), 0: no walk */
 int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
-			 uint64_t period, uint32_t cpu, char *buf, size_t cap, unsigned *unw);
+			 uint64_t period, uint32_t cpu, int kind, char *buf, size_t cap, unsigned *unw);
 /*
  * The offcpu-waker sample of a block with a waker (--wakers), to follow its
  * offcpu-time sample: its size, 0 when the block has none, or -errno.

@@ -99,6 +99,10 @@ static int on_waker(struct session *s, const struct perf_event_header *h,
 				      &w->waker_stack);
 		if (ret)
 			return ret;
+		if (wk.kind == OFFCPU_WAKER_TASK) {
+			w->waker_pid = smp->pid;
+			w->waker_tid = smp->tid;
+		}
 	}
 	return flush_pending(s); /* one waker per wait */
 }
@@ -209,6 +213,9 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 		rs.state = (uint32_t)smp.weight;
 	if (rs.role == SAMPLE_WAIT && before_mark(&smp))
 		rs.flags |= SAMPLE_MARK;
+	if (rs.role == SAMPLE_WAIT && (e->attr.sample_type & PERF_SAMPLE_CPU) &&
+	    (smp.cpu_res & OFFCPU_CPU_RES_SUMMED))
+		rs.flags |= SAMPLE_SUMMED;
 	note_span(s, &rs);
 	/* offcpu-before's time is before the recording's: in the rows only when --event chose it */
 	rows = (o->event ? !strcmp(o->event, e->name) : rs.role != SAMPLE_BEFORE) &&

@@ -39,6 +39,10 @@ enum sample_role {
 #define SAMPLE_ROWS 2u /* the filters let it through: it counts in the profile's rows */
 #define SAMPLE_LISTED 4u /* offcpu-before: --pid, --tid, --comm and --event list its thread */
 #define SAMPLE_MARK 8u /* its user stack is the mark of one taken before offcpu ran */
+/* offcpu-time: summed short blocks (offcpu's OFFCPU_CPU_RES_SUMMED): @period is their
+ * total and @time the end of the interval they were summed in, not a block's own times;
+ * without it, one block that ended at @time after @period ns */
+#define SAMPLE_SUMMED 16u
 
 struct report_sample {
 	uint32_t event; /* index into the file's events (and the profile's) */
@@ -56,6 +60,7 @@ struct report_sample {
 	uint32_t waker; /* strtab: the waker's name */
 	uint32_t chain; /* strtab: who woke the waker just before, and so on: "b;c"; 0 none */
 	uint32_t waker_stack; /* root first; UINT32_MAX none */
+	uint32_t waker_pid, waker_tid; /* the waking thread; 0: an interrupt, or none recorded */
 };
 
 enum task_kind { TASK_FORK, TASK_EXIT };

@@ -75,8 +75,8 @@ static int write_sample_file(const char *path, uint64_t *sample_size)
 	uint64_t sb_ids[] = { SB_ID1, SB_ID2 }, off_id = OFF_ID;
 	uint64_t ips[] = { PERF_CONTEXT_USER, 0x401000, 0x402000, 0x403000 };
 	struct perf_sample s = { .id = OFF_ID, .ip = 0x401000, .pid = 100, .tid = 101,
-				 .time = 5000000000ULL, .cpu = 1, .period = 250000000ULL,
-				 .nr_ips = 4, .ips = ips, .cgroup = 77 };
+				 .time = 5000000000ULL, .cpu = 1, .cpu_res = OFFCPU_CPU_RES_SUMMED,
+				 .period = 250000000ULL, .nr_ips = 4, .ips = ips, .cgroup = 77 };
 	char buf[1024];
 	uint8_t bid[20];
 	char *argv[] = { "offcpu", "record", "-a" };
@@ -180,6 +180,7 @@ static void test_roundtrip(void)
 		CHECK_EQ_U64(s.tid, 101);
 		CHECK_EQ_U64(s.time, 5000000000ULL);
 		CHECK_EQ_U64(s.cpu, 1);
+		CHECK_EQ_U64(s.cpu_res, OFFCPU_CPU_RES_SUMMED);
 		CHECK_EQ_U64(s.period, 250000000ULL);
 		CHECK_EQ_U64(s.nr_ips, 4);
 		if (s.nr_ips == 4) {

@@ -443,12 +443,16 @@ static void why_record(struct why_file *wf, uint64_t st, const struct perf_sampl
 	CHECK(size > 0 && perf_writer__write(wf->w, (void *)wf->buf) == 0);
 }
 
-/* A wait of @tid (process 99): @ns long at @time, in state @weight - 1 (0: unknown). */
+/*
+ * A wait of @tid (process 99): @ns long at @time, in state @weight - 1 (0:
+ * unknown); the D wait (time 200) is summed short blocks.
+ */
 static void why_wait(struct why_file *wf, uint32_t tid, uint64_t time, uint64_t ns, uint64_t weight)
 {
 	struct perf_sample smp = { .id = 7, .ip = wf->wakee_ips[1], .pid = 99, .tid = tid,
 				   .time = time, .period = ns, .nr_ips = 3, .ips = wf->wakee_ips,
-				   .weight = weight };
+				   .weight = weight,
+				   .cpu_res = time == 200 ? OFFCPU_CPU_RES_SUMMED : 0 };
 
 	why_record(wf, wf->time_type, &smp);
 }
@@ -1418,6 +1422,11 @@ static void test_stream_once(void)
 		CHECK_STR(strtab__get(&p.str, s->comm), "wakee");
 	}
 	if (v.n == 5) {
+		/* streamed blocks and summed ones told apart; the waking thread, not an interrupt */
+		CHECK(!(v.s[0].flags & SAMPLE_SUMMED) && (v.s[1].flags & SAMPLE_SUMMED));
+		CHECK_EQ_U64(v.s[0].waker_tid, 200);
+		CHECK_EQ_U64(v.s[0].waker_pid, 200);
+		CHECK_EQ_U64(v.s[2].waker_tid, 0);
 		CHECK_STR(strtab__get(&p.str, v.s[0].waker), "bravo");
 		CHECK_STR(strtab__get(&p.str, v.s[0].chain), "charlie");
 		CHECK(v.s[0].waker_stack != UINT32_MAX);
