@@ -9,7 +9,6 @@
 #include <bpf/libbpf.h>
 #include <bpf/btf.h>
 #include "collector.h"
-#include "python.h"
 #include "korc.h"
 #include "loader.h"
 #include "stackstore.h"
@@ -230,7 +229,6 @@ void collector__detach(struct collector *c)
 		offcpu_bpf__detach(c->ld.skel);
 }
 
-/* (declared in python.h) */
 int collector__python_fd(const struct collector *c, const char *map)
 {
 	return c && c->ld.skel && c->ld.skel->rodata->python_frames ?

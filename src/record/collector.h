@@ -10,6 +10,7 @@
 struct collector_opts {
 	uint32_t state_mask;
 	bool user_stacks;
+	bool python_frames; /* Python frames in user stacks (python.bpf.h), unless --no-python */
 	bool kernel_stacks;
 	bool verify_stacks; /* count differences from the kernel's stack helpers */
 	bool wakers; /* note who woke each block (tp_btf only) */
@@ -129,5 +130,8 @@ int collector__counters(struct collector *c, uint64_t *out);
 /* Runs of the switch program the kernel skipped (recursion protection). */
 uint64_t collector__prog_misses(struct collector *c);
 void collector__free(struct collector *c);
+
+/* The Python part's maps (python.c), by name; -1 when loaded without Python frames. */
+int collector__python_fd(const struct collector *c, const char *map);
 
 #endif

@@ -15,7 +15,6 @@
 #include <bpf/btf.h>
 #include "loader.h"
 #include "record/korc.h"
-#include "record/python.h"
 #include "offcpu.skel.h"
 #include "../util/util.h"
 
@@ -329,7 +328,7 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	if (ncpus > 0)
 		bpf_map__set_max_entries(skel->maps.cpu_filter, (uint32_t)ncpus);
 	/* Python frames (python.bpf.h): with user stacks, on tp_btf, unless --no-python */
-	skel->rodata->python_frames = load_python && python__wanted() && o->user_stacks && !raw_tp;
+	skel->rodata->python_frames = load_python && o->python_frames && o->user_stacks && !raw_tp;
 	if (!skel->rodata->python_frames) {
 		bpf_map__set_max_entries(skel->maps.py_procs, 1);
 		bpf_map__set_max_entries(skel->maps.py_codes, 1);
@@ -442,7 +441,7 @@ static int try_load1(struct loaded *l, const struct collector_opts *o, bool korc
 
 	load_python = true;
 	err = try_load1_as(l, o, korc, syms, user_walker, tables, cause, len);
-	if (!err || err == -EPERM || !python__wanted() || !o->user_stacks || l->raw_tp)
+	if (!err || err == -EPERM || !o->python_frames || !o->user_stacks || l->raw_tp)
 		return err;
 	snprintf(what, sizeof(what), "it did not load: %.320s", cause);
 	load_python = false;

@@ -24,18 +24,6 @@
 #include "../util/procmaps.h"
 #include "../util/util.h"
 
-static bool wanted;
-
-void python__want(bool on)
-{
-	wanted = on;
-}
-
-bool python__wanted(void)
-{
-	return wanted;
-}
-
 /* What an object holds of CPython: found by its dynamic symbols. */
 struct pyobj {
 	bool python;
@@ -404,7 +392,7 @@ struct python *python__new(struct collector *c)
 
 	errno = 0;
 	events_fd = collector__python_fd(c, "py_events");
-	if (!wanted || events_fd < 0)
+	if (events_fd < 0) /* loaded without Python frames (--no-python, or a fallback) */
 		return NULL;
 	py = calloc(1, sizeof(*py));
 	if (!py)

@@ -28,10 +28,6 @@ struct collector;
 struct record;
 struct perf_queue;
 
-/* Whether the program is loaded with Python frames (before loading; off by default). */
-void python__want(bool on);
-bool python__wanted(void);
-
 /*
  * The Python part of a loaded collector: its maps, and a thread that
  * answers the program. NULL when the program was loaded without it (errno 0)
@@ -74,8 +70,5 @@ void python__stats(struct python *py, struct python_stats *st);
 void python__summary(struct python *py, FILE *f);
 /* summary.c: that line, from @st (none when no process was Python) */
 void summary__print_python(FILE *f, const struct python_stats *st);
-
-/* collector.c: the Python part's maps (-1 when not loaded with it). */
-int collector__python_fd(const struct collector *c, const char *map);
 
 #endif

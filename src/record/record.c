@@ -273,7 +273,7 @@ static int load(struct record *r, struct collector_opts *co)
 	/* bench: OFFCPU_LATE_STACKS=0 leaves every stack to the BPF walk */
 	co->user_space_stacks = co->unwind_tables && !(getenv("OFFCPU_LATE_STACKS") &&
 						       !strcmp(getenv("OFFCPU_LATE_STACKS"), "0"));
-	python__want(r->o.python);
+	co->python_frames = r->o.python;
 	r->coll = collector__open(co, msg, sizeof(msg));
 	if (!r->coll) {
 		err = -errno;
