@@ -18,6 +18,7 @@
 #include "../util/util.h"
 #include "../util/elf.h"
 #include "../util/objread.h"
+#include "ksymtab.h"
 
 struct sym {
 	uint64_t addr, size;
@@ -45,27 +46,10 @@ struct sym_dso {
 	struct sym_dso *next;
 };
 
-struct ksym {
-	uint64_t addr;
-	char *name;
-	const char *module; /* "[MOD]", NULL for the kernel itself */
-};
-
 struct symbolizer {
 	struct symbolizer_opts o;
 	struct sym_dso *dsos;
-	struct ksym *ksyms;
-	size_t nr_ksyms;
-	bool kloaded;
-	/* the recording's kernel, and what the check of kallsyms against it found */
-	char kref_sym[64];
-	uint64_t kref_addr;
-	uint8_t kbuild_id[20];
-	size_t kbuild_id_len;
-	bool kother; /* another kernel: no names */
-	int64_t kshift; /* add to a recorded address to look it up (KASLR) */
-	char **modules;
-	size_t nr_modules;
+	struct ksymtab k; /* kernel frames */
 	char **strs; /* owned strings handed out (source file names) */
 	size_t nr_strs;
 	struct debuginfo *di; /* debuginfod, when DEBUGINFOD_URLS names a server */
@@ -78,6 +62,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *o)
 	if (!s)
 		return NULL;
 	s->o = *o;
+	ksymtab__init(&s->k, o->kallsyms);
 	s->di = debuginfo__new();
 	if (!s->di) {
 		free(s);
@@ -126,12 +111,7 @@ void symbolizer__free(struct symbolizer *s)
 		dso__free(s->dsos);
 		s->dsos = n;
 	}
-	for (i = 0; i < s->nr_ksyms; i++)
-		free(s->ksyms[i].name);
-	free(s->ksyms);
-	for (i = 0; i < s->nr_modules; i++)
-		free(s->modules[i]);
-	free(s->modules);
+	ksymtab__free(&s->k);
 	for (i = 0; i < s->nr_strs; i++)
 		free(s->strs[i]);
 	free(s->strs);
@@ -702,148 +682,17 @@ int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off,
 	return 1;
 }
 
-static int cmp_ksym(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return (x->addr > y->addr) - (x->addr < y->addr);
-}
-
-static const char *module_name(struct symbolizer *s, const char *m)
-{
-	size_t i;
-	char **n;
-
-	for (i = 0; i < s->nr_modules; i++)
-		if (!strcmp(s->modules[i], m))
-			return s->modules[i];
-	n = realloc(s->modules, (s->nr_modules + 1) * sizeof(*n));
-	if (!n)
-		return NULL;
-	s->modules = n;
-	if (asprintf(&n[s->nr_modules], "[%s]", m) < 0)
-		return NULL;
-	return n[s->nr_modules++];
-}
-
-struct kload {
-	struct symbolizer *s;
-	size_t cap;
-	bool nonzero;
-};
-
-static int add_ksym(const struct ksym_line *l, void *arg)
-{
-	struct kload *k = arg;
-	struct symbolizer *s = k->s;
-	char t = l->type;
-
-	if (t != 't' && t != 'T' && t != 'w' && t != 'W')
-		return 0;
-	if (grow_array((void **)&s->ksyms, &k->cap, s->nr_ksyms + 1, sizeof(*s->ksyms)))
-		return -ENOMEM;
-	s->ksyms[s->nr_ksyms].addr = l->addr;
-	s->ksyms[s->nr_ksyms].name = strdup(l->name);
-	s->ksyms[s->nr_ksyms].module = l->module ? module_name(s, l->module) : NULL;
-	if (!s->ksyms[s->nr_ksyms].name || (l->module && !s->ksyms[s->nr_ksyms].module))
-		return -ENOMEM;
-	k->nonzero |= l->addr != 0;
-	s->nr_ksyms++;
-	return 0;
-}
-
 void symbolizer__kernel_mmap(struct symbolizer *s, const char *ref_sym, uint64_t ref_addr)
 {
-	snprintf(s->kref_sym, sizeof(s->kref_sym), "%s", ref_sym);
-	s->kref_addr = ref_addr;
+	ksymtab__ref(&s->k, ref_sym, ref_addr);
 }
 
 void symbolizer__kernel_build_id(struct symbolizer *s, const uint8_t *id, size_t len)
 {
-	s->kbuild_id_len = len > sizeof(s->kbuild_id) ? sizeof(s->kbuild_id) : len;
-	memcpy(s->kbuild_id, id, s->kbuild_id_len);
-}
-
-/*
- * Is the recording's kernel the one whose kallsyms were read? Its build id
- * against the running kernel's (not for --kallsyms FILE: that names the
- * kernel), then the address of the kernel MMAP's reference symbol: another
- * address with the same build id is the same kernel after a reboot (KASLR),
- * relocated; anything else is another kernel, whose frames are not named.
- */
-static void check_kernel(struct symbolizer *s, const char *path)
-{
-	uint8_t id[20];
-	int len = s->o.kallsyms ? -ENOENT : kernel_build_id(id, sizeof(id));
-	bool same_id = len > 0 && s->kbuild_id_len == (size_t)len &&
-		       !memcmp(id, s->kbuild_id, (size_t)len);
-	char a[41], b[41];
-	size_t i;
-
-	if (len > 0 && s->kbuild_id_len && !same_id) {
-		hex(s->kbuild_id, s->kbuild_id_len, a);
-		hex(id, (size_t)len, b);
-		pr_warn("kernel build id mismatch: recorded %s, the running kernel has %s; kernel frames "
-			"are left unresolved (--kallsyms FILE names the recorded kernel's symbols)", a, b);
-		s->kother = true;
-		return;
-	}
-	if (!s->kref_sym[0] || !s->kref_addr)
-		return;
-	for (i = 0; i < s->nr_ksyms; i++)
-		if (!s->ksyms[i].module && !strcmp(s->ksyms[i].name, s->kref_sym))
-			break;
-	if (i == s->nr_ksyms || !s->ksyms[i].addr || s->ksyms[i].addr == s->kref_addr)
-		return;
-	if (same_id) {
-		s->kshift = (int64_t)(s->ksyms[i].addr - s->kref_addr);
-		pr_warn("the kernel was loaded at another address when recorded (KASLR offset: %s at "
-			"%#llx then, %#llx in %s); same build id: kernel frames relocated by %+lld",
-			s->kref_sym, (unsigned long long)s->kref_addr,
-			(unsigned long long)s->ksyms[i].addr, path, (long long)s->kshift);
-		return;
-	}
-	pr_warn("kernel KASLR offset mismatch: %s was at %#llx when recorded, at %#llx in %s, and %s; "
-		"kernel frames are left unresolved", s->kref_sym, (unsigned long long)s->kref_addr,
-		(unsigned long long)s->ksyms[i].addr, path,
-		s->o.kallsyms ? "--kallsyms names no build id" :
-		!s->kbuild_id_len ? "the recording has no kernel build id" :
-				    "the running kernel's build id is unknown");
-	s->kother = true;
-}
-
-static void load_kallsyms(struct symbolizer *s)
-{
-	const char *path = s->o.kallsyms ? s->o.kallsyms : "/proc/kallsyms";
-	struct kload k = { s, 0, false };
-	int err;
-
-	s->kloaded = true;
-	err = kallsyms__foreach(path, add_ksym, &k);
-	if (err && err != -ENOMEM) {
-		pr_warn("cannot read kernel symbols from %s: %s", path, strerror(-err));
-		return;
-	}
-	if (!k.nonzero && s->nr_ksyms)
-		pr_warn("%s shows no addresses (kptr_restrict): kernel frames stay unresolved", path);
-	if (s->nr_ksyms)
-		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
-	if (k.nonzero)
-		check_kernel(s, path);
+	ksymtab__build_id(&s->k, id, len);
 }
 
 const char *symbolizer__kernel(struct symbolizer *s, uint64_t addr, const char **module)
 {
-	size_t i;
-
-	if (!s->kloaded)
-		load_kallsyms(s);
-	*module = "[kernel.kallsyms]";
-	if (s->kother)
-		return NULL;
-	i = last_at_or_below(s->ksyms, s->nr_ksyms, addr, addr + (uint64_t)s->kshift);
-	if (i == SIZE_MAX || !s->ksyms[i].addr || (s->kshift && s->ksyms[i].module))
-		return NULL; /* modules are placed apart from the kernel: not relocated */
-	*module = s->ksyms[i].module ? s->ksyms[i].module : "[kernel.kallsyms]";
-	return s->ksyms[i].name;
+	return ksymtab__find(&s->k, addr, module);
 }
