@@ -2,7 +2,7 @@
 /*
  * offcpu report: read perf.data (offcpu's or perf's, file, pipe or directory
  * format) and show where the time went: a text table with call paths,
- * folded stacks, pprof, an SVG flame graph or JSON.
+ * folded stacks, pprof, an SVG flame graph, JSON or a Perfetto trace.
  */
 #include <argp.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include "../offcpu.h"
 #include "profile.h"
 #include "resolve.h"
+#include "perfetto.h"
 #include "session.h"
 #include "../util/outfile.h"
 #include "../util/util.h"
@@ -36,13 +37,14 @@ enum {
 	OPT_STATES,
 	OPT_NO_BEFORE,
 	OPT_DEBUG_DIR,
+	OPT_PERFETTO,
 };
 
 struct report_opts {
 	struct session_opts s;
 	struct text_opts t;
 	bool folded, json, states, wakers;
-	const char *pprof, *svg;
+	const char *pprof, *svg, *perfetto;
 	char *comm_buf;
 };
 
@@ -67,6 +69,11 @@ static const struct argp_option report_options[] = {
 	{ "pprof", OPT_PPROF, "FILE", 0, "Write a gzipped pprof profile (go tool pprof, Pyroscope, Parca); - for stdout", 1 },
 	{ "svg", OPT_SVG, "FILE", 0, "Write an interactive flame graph; - for stdout", 1 },
 	{ "json", OPT_JSON, 0, 0, "JSON on stdout, one row per line", 1 },
+	{ "perfetto", OPT_PERFETTO, "FILE", 0, "Write a Perfetto trace (ui.perfetto.dev: Open trace "
+					       "file; trace_processor): a track per thread, each "
+					       "block a slice at its real times with its state, "
+					       "stack and waker, an arrow from each waking thread; "
+					       "summed short blocks as counters; - for stdout", 1 },
 	{ "wakers", OPT_WAKERS, 0, 0, "Folded, SVG and pprof stacks of waits go on with who woke "
 				      "them, in BCC offwaketime's layout, which flamegraph.pl draws "
 				      "with the waker on top: comm;wakee outer..inner;--;waker "
@@ -133,7 +140,8 @@ static const char report_doc[] =
 	"  offcpu report -i app.data --wakers --states --svg why.svg\n"
 	"  offcpu report -i app.data --wakers --folded | flamegraph.pl > why.svg\n"
 	"  offcpu report -i app.data --folded | flamegraph.pl --countname=us > app.svg\n"
-	"  offcpu report -i app.data --svg app.svg --pprof app.pb.gz";
+	"  offcpu report -i app.data --svg app.svg --pprof app.pb.gz\n"
+	"  offcpu report -i app.data --perfetto app.pftrace   # then ui.perfetto.dev";
 
 static int parse_sort(struct text_opts *o, const char *arg)
 {
@@ -260,6 +268,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 	case OPT_SVG:
 		o->svg = arg;
 		break;
+	case OPT_PERFETTO:
+		o->perfetto = arg;
+		break;
 	case OPT_PID:
 		if (parse_int_list(arg, &o->s.pids, &o->s.nr_pids))
 			argp_error(st, "invalid --pid '%s'", arg);
@@ -347,6 +358,98 @@ fail:
 	outfile__discard(&f);
 	outfile__free(&f);
 	return err;
+}
+
+/*
+ * --perfetto: the trace is written as the session reads (perfetto.h), so its
+ * file is made before the session, through outfile as --svg's, and
+ * committed after it; discarded when either fails.
+ */
+struct trace_out {
+	const char *path;
+	struct outfile f;
+	bool file;
+	FILE *fp;
+	struct perfetto *t;
+};
+
+static int trace_open(struct trace_out *o, const char *path, const struct profile *p)
+{
+	int err;
+
+	o->path = path;
+	if (!strcmp(path, "-")) {
+		o->fp = stdout;
+	} else {
+		err = outfile__open(&o->f, path, OUTFILE_DEVICE, 0644);
+		if (err) {
+			pr_err("%s", o->f.msg);
+			outfile__free(&o->f);
+			return err;
+		}
+		o->file = true;
+		o->fp = fdopen(o->f.fd, "w");
+		if (!o->fp) {
+			err = -errno;
+			pr_err("cannot write %s: %s", path, strerror(-err));
+			outfile__discard(&o->f);
+			outfile__free(&o->f);
+			o->file = false;
+			return err;
+		}
+		o->f.fd = -1; /* fclose closes it */
+	}
+	o->t = perfetto__new(p, o->fp);
+	if (!o->t) {
+		pr_err("cannot write %s: %s", path, strerror(ENOMEM));
+		if (o->file) {
+			fclose(o->fp);
+			outfile__discard(&o->f);
+			outfile__free(&o->f);
+			o->file = false;
+		}
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* After the session (@ret its result): the trace finished and committed, or discarded. */
+static int trace_close(struct trace_out *o, int ret)
+{
+	struct perfetto_stats st;
+	int err = 0;
+
+	if (!o->t)
+		return ret;
+	if (ret && perfetto__error(o->t))
+		pr_err("cannot write %s: %s", o->path, strerror(-perfetto__error(o->t)));
+	if (!ret) {
+		err = perfetto__finish(o->t, &st);
+		if (err)
+			pr_err("cannot write %s: %s", o->path, strerror(-err));
+		else
+			pr_info("perfetto: %s: %llu threads, %llu slices, %llu wakeup arrows", o->path,
+				(unsigned long long)st.threads, (unsigned long long)st.slices,
+				(unsigned long long)st.flows);
+	}
+	perfetto__free(o->t);
+	o->t = NULL;
+	if (!o->file)
+		return ret ?: err;
+	errno = 0;
+	if (fclose(o->fp) && !ret && !err) {
+		err = errno ? -errno : -EIO;
+		pr_err("cannot write %s: %s", o->path, strerror(-err));
+	}
+	if (ret || err) {
+		outfile__discard(&o->f);
+	} else {
+		err = outfile__commit(&o->f);
+		if (err)
+			pr_err("%s", o->f.msg);
+	}
+	outfile__free(&o->f);
+	return ret ?: err;
 }
 
 struct unnamed_obj {
@@ -467,6 +570,8 @@ int cmd_report(int argc, char **argv)
 	struct argp argp = { report_options, report_parse, NULL, report_doc };
 	struct report_opts o = { 0 };
 	struct debuginfo_stats dstats = { 0 };
+	struct trace_out trace = { 0 };
+	struct sample_consumer *more[1];
 	struct profile p;
 	int ret, ev = -1;
 	bool sort_states = false, sort_wakers = false, sort_sym = false;
@@ -484,7 +589,22 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	o.s.progress = isatty(2) && log_verbosity >= 0;
 	o.s.sym.debuginfod = &dstats;
-	ret = session__load(&o.s, &p);
+	if (o.perfetto && !strcmp(o.perfetto, "-") &&
+	    (o.folded || o.json || (o.svg && !strcmp(o.svg, "-")) ||
+	     (o.pprof && !strcmp(o.pprof, "-")))) {
+		pr_err("--perfetto - and another output would both write to standard output: "
+		       "give --perfetto a file");
+		return 2;
+	}
+	if (o.perfetto) {
+		/* the profile is initialised by the session; the trace only keeps its address */
+		ret = trace_open(&trace, o.perfetto, &p);
+		if (ret)
+			return 1;
+		more[0] = perfetto__consumer(trace.t);
+	}
+	ret = session__load_with(&o.s, &p, more, o.perfetto ? 1 : 0);
+	ret = trace_close(&trace, ret);
 	if (ret)
 		goto out;
 	for (i = 0; i < o.t.nr_keys; i++) {
@@ -525,7 +645,7 @@ int cmd_report(int argc, char **argv)
 		ret = write_output(&p, ev, o.pprof, o.s.input, false);
 	if (!ret && o.svg)
 		ret = write_output(&p, ev, o.svg, o.s.input, true);
-	if (!ret && !o.folded && !o.json && !o.pprof && !o.svg)
+	if (!ret && !o.folded && !o.json && !o.pprof && !o.svg && !o.perfetto)
 		ret = text__write(&p, &o.t, stdout);
 	if (!ret && (fflush(stdout) || ferror(stdout))) {
 		pr_err("cannot write the report: %s", strerror(errno));

@@ -505,14 +505,27 @@ out:
 
 int session__load(const struct session_opts *o, struct profile *p)
 {
+	return session__load_with(o, p, NULL, 0);
+}
+
+int session__load_with(const struct session_opts *o, struct profile *p,
+		       struct sample_consumer **more, size_t nr_more)
+{
 	struct profile_sink rows;
 	struct befores befores;
-	struct sample_consumer *c[] = { &rows.c, &befores.c };
+	struct sample_consumer *fixed[2] = { &rows.c, &befores.c }, *c[8];
+	size_t i;
 	int ret;
 
+	if (nr_more > ARRAY_SIZE(c) - ARRAY_SIZE(fixed))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(fixed); i++)
+		c[i] = fixed[i];
+	for (i = 0; i < nr_more; i++)
+		c[ARRAY_SIZE(fixed) + i] = more[i];
 	profile_sink__init(&rows, p);
 	befores__init(&befores, p);
-	ret = session__run(o, p, c, ARRAY_SIZE(c));
+	ret = session__run(o, p, c, ARRAY_SIZE(fixed) + nr_more);
 	if (!ret)
 		befores__finish(&befores);
 	befores__free(&befores);

@@ -47,5 +47,8 @@ int session__run(const struct session_opts *o, struct profile *p, struct sample_
  * whole profile every output reads.
  */
 int session__load(const struct session_opts *o, struct profile *p);
+/* session__load() with @nr more consumers @more after those two (a trace written as it goes). */
+int session__load_with(const struct session_opts *o, struct profile *p,
+		       struct sample_consumer **more, size_t nr_more);
 
 #endif

@@ -19,6 +19,7 @@
 #include "report/symbolizer.h"
 #include "report/resolve.h"
 #include "report/session.h"
+#include "report/perfetto.h"
 #include "perfdata/writer.h"
 #include "perfdata/sample.h"
 #include "perfdata/wakers.h"
@@ -1727,6 +1728,273 @@ static void test_span(void)
 	profile__free(&p);
 }
 
+/* One protobuf field at *pos of @b: its number, wire type, varint or fixed64 value, or bytes. */
+static bool pf_field(const uint8_t *b, size_t len, size_t *pos, uint32_t *field, uint64_t *v,
+		     const uint8_t **sub, size_t *sub_len)
+{
+	uint64_t key;
+	int i;
+
+	if (*pos >= len)
+		return false;
+	key = varint(b, len, pos);
+	*field = (uint32_t)(key >> 3);
+	*sub = NULL;
+	*sub_len = 0;
+	switch (key & 7) {
+	case 0:
+		*v = varint(b, len, pos);
+		return true;
+	case 1:
+		if (*pos + 8 > len)
+			return false;
+		for (*v = 0, i = 7; i >= 0; i--)
+			*v = *v << 8 | b[*pos + (size_t)i];
+		*pos += 8;
+		return true;
+	case 2:
+		*sub_len = varint(b, len, pos);
+		if (*sub_len > len - *pos)
+			return false;
+		*sub = b + *pos;
+		*pos += *sub_len;
+		return true;
+	}
+	return false;
+}
+
+/* What a Perfetto trace holds, read back with the decoder above. */
+struct pf_read {
+	unsigned packets, bad, threads, procs, counters, first_flags;
+	unsigned begins, ends, instants, counter_events, callstacks;
+	uint64_t ts[16], type[16], track[16], flow[16], tflow[16], value[16];
+	unsigned nr_ev;
+	uint64_t thread_uuid[8], thread_tid[8];
+	unsigned nr_thread_uuid;
+};
+
+static void pf_read_event(struct pf_read *r, uint64_t ts, const uint8_t *b, size_t len)
+{
+	size_t pos = 0, sl;
+	const uint8_t *sub;
+	uint32_t f;
+	uint64_t v;
+	unsigned i = r->nr_ev < 16 ? r->nr_ev++ : 15;
+
+	r->ts[i] = ts;
+	r->flow[i] = r->tflow[i] = r->value[i] = 0;
+	while (pf_field(b, len, &pos, &f, &v, &sub, &sl)) {
+		if (f == 9)
+			r->type[i] = v;
+		else if (f == 11)
+			r->track[i] = v;
+		else if (f == 47)
+			r->flow[i] = v;
+		else if (f == 48)
+			r->tflow[i] = v;
+		else if (f == 30)
+			r->value[i] = v;
+		else if (f == 55)
+			r->callstacks++;
+	}
+	r->begins += r->type[i] == 1;
+	r->ends += r->type[i] == 2;
+	r->instants += r->type[i] == 3;
+	r->counter_events += r->type[i] == 4;
+}
+
+static void pf_read_descriptor(struct pf_read *r, const uint8_t *b, size_t len)
+{
+	size_t pos = 0, sl, p2, sl2;
+	const uint8_t *sub, *s2;
+	uint32_t f, f2;
+	uint64_t v, uuid = 0, v2;
+
+	while (pf_field(b, len, &pos, &f, &v, &sub, &sl)) {
+		if (f == 1)
+			uuid = v;
+		else if (f == 3)
+			r->procs++;
+		else if (f == 8)
+			r->counters++;
+		else if (f == 4 && r->nr_thread_uuid < 8) {
+			r->threads++;
+			r->thread_uuid[r->nr_thread_uuid] = uuid;
+			for (p2 = 0; pf_field(sub, sl, &p2, &f2, &v2, &s2, &sl2);)
+				if (f2 == 2)
+					r->thread_tid[r->nr_thread_uuid] = v2;
+			r->nr_thread_uuid++;
+		}
+	}
+}
+
+static void pf_read(struct pf_read *r, const uint8_t *b, size_t len)
+{
+	size_t pos = 0, sl, p2, sl2;
+	const uint8_t *sub, *s2;
+	uint32_t f, f2;
+	uint64_t v, v2, ts;
+
+	memset(r, 0, sizeof(*r));
+	while (pos < len) {
+		if (!pf_field(b, len, &pos, &f, &v, &sub, &sl) || f != 1 || !sub) {
+			r->bad++;
+			return;
+		}
+		r->packets++;
+		ts = 0;
+		for (p2 = 0; pf_field(sub, sl, &p2, &f2, &v2, &s2, &sl2);) {
+			if (f2 == 8)
+				ts = v2;
+			else if (f2 == 10 && v2 != 1)
+				r->bad++;
+			else if (f2 == 13 && r->packets == 1)
+				r->first_flags = (unsigned)v2;
+		}
+		for (p2 = 0; pf_field(sub, sl, &p2, &f2, &v2, &s2, &sl2);) {
+			if (f2 == 11)
+				pf_read_event(r, ts, s2, sl2);
+			else if (f2 == 60)
+				pf_read_descriptor(r, s2, sl2);
+		}
+	}
+}
+
+/* The tid of the thread track @uuid; 0 when no thread descriptor declared it. */
+static uint64_t pf_tid(const struct pf_read *r, uint64_t uuid)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nr_thread_uuid; i++)
+		if (r->thread_uuid[i] == uuid)
+			return r->thread_tid[i];
+	return 0;
+}
+
+/*
+ * --perfetto on a hand-made file: a block of thread 99 woken by bravo (tid
+ * 200) with its run queue part, one woken by the timer, one of thread 98,
+ * summed blocks: tracks, slices at their real times, one arrow, a counter.
+ */
+static void test_perfetto(void)
+{
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	const uint64_t T = 1000000000, MS = 1000000;
+	struct perf_event_attr attr = { 0 };
+	struct session_opts o = { 0 };
+	struct sample_consumer *c[1];
+	struct perfetto_stats st;
+	struct perfetto *t;
+	struct why_file wf;
+	struct pf_read r;
+	struct profile p;
+	uint64_t id = 7, wid = 8;
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f;
+	int fd, ret;
+
+	snprintf(wf.path, sizeof(wf.path), "/tmp/offcpu-unit-pf.XXXXXX");
+	fd = mkstemp(wf.path);
+	CHECK(fd >= 0);
+	wf.wakee_ips[0] = wf.waker_ips[0] = (uint64_t)PERF_CONTEXT_USER;
+	wf.wakee_ips[1] = mapped((void *)&unit_probe_fn);
+	wf.wakee_ips[2] = mapped((void *)&test_demangle);
+	wf.waker_ips[1] = mapped((void *)&test_folded);
+	wf.waker_ips[2] = mapped((void *)&test_pprof);
+	wf.time_type = OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_WEIGHT;
+	wf.w = perf_writer__new(fd);
+	attr.size = PERFDATA_ATTR_SIZE;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	attr.sample_type = wf.time_type;
+	attr.sample_id_all = 1;
+	CHECK(perf_writer__add_event(wf.w, &attr, OFFCPU_EVENT_NAME, &id, 1) == 0);
+	attr.sample_type = WAKER_SAMPLE_TYPE;
+	CHECK(perf_writer__add_event(wf.w, &attr, OFFCPU_WAKER_EVENT_NAME, &wid, 1) == 0);
+	why_process(&wf, 99, "wakee", 10);
+	why_process(&wf, 200, "bravo", 20);
+	why_wait(&wf, 99, 200, MS, OFFCPU_STATE_D + 1); /* summed (why_wait: time 200) */
+	why_wait(&wf, 99, T + 10 * MS, 3 * MS, OFFCPU_STATE_S + 1);
+	why_waker(&wf, 200, 99, T + 10 * MS, 3 * MS, "bravo,charlie");
+	why_wait(&wf, 99, T + 10 * MS, MS / 2, OFFCPU_STATE_RUNQ + 1);
+	why_wait(&wf, 99, T + 20 * MS, 2 * MS, OFFCPU_STATE_S + 1);
+	why_waker(&wf, 0, 99, T + 20 * MS, 2 * MS, "[timer]");
+	why_wait(&wf, 98, T + 30 * MS, 4 * MS, OFFCPU_STATE_S + 1);
+	CHECK(perf_writer__write(wf.w, &round) == 0);
+	CHECK(perf_writer__finish(wf.w) == 0);
+	perf_writer__free(wf.w);
+	close(fd);
+
+	f = open_memstream(&buf, &len);
+	t = perfetto__new(&p, f);
+	CHECK(f && t);
+	if (!f || !t)
+		goto out;
+	c[0] = perfetto__consumer(t);
+	o.input = wf.path;
+	o.sym.demangle = true;
+	o.sym.kallsyms = "/dev/null";
+	log_verbosity = -1; /* the summed samples' warning */
+	ret = session__load_with(&o, &p, c, 1);
+	CHECK(ret == 0);
+	CHECK(perfetto__finish(t, &st) == 0);
+	log_verbosity = 0;
+	fclose(f);
+	f = NULL;
+	CHECK_EQ_U64(st.slices, 4);
+	CHECK_EQ_U64(st.flows, 1);
+	CHECK_EQ_U64(st.summed, 1);
+	CHECK_EQ_U64(st.summed_ns, MS);
+	CHECK_EQ_U64(st.threads, 3);
+	pf_read(&r, (const uint8_t *)buf, len);
+	CHECK_EQ_U64(r.bad, 0);
+	CHECK_EQ_U64(r.first_flags, 1);
+	CHECK_EQ_U64(r.threads, 3); /* 99, 98 and the waker, 200 */
+	CHECK_EQ_U64(r.procs, 2);
+	CHECK_EQ_U64(r.begins, 4);
+	CHECK_EQ_U64(r.ends, 4);
+	CHECK_EQ_U64(r.callstacks, 4);
+	CHECK_EQ_U64(r.instants, 1);
+	CHECK_EQ_U64(r.counters, 1);
+	CHECK_EQ_U64(r.counter_events, 1);
+	CHECK_EQ_U64(r.nr_ev, 10);
+	for (i = 0; i < r.nr_ev && i < 16; i++) {
+		uint64_t tid = pf_tid(&r, r.track[i]);
+
+		if (r.type[i] == 3) { /* the waker's instant, where the run queue wait began */
+			CHECK_EQ_U64(tid, 200);
+			CHECK_EQ_U64(r.ts[i], T + 9 * MS + MS / 2);
+			CHECK(r.flow[i] != 0);
+		}
+		if (r.type[i] == 4) {
+			CHECK_EQ_U64(r.value[i], MS);
+			CHECK_EQ_U64(r.ts[i], 200);
+		}
+		if (r.type[i] != 1 && r.type[i] != 2)
+			continue;
+		CHECK(tid == 99 || tid == 98);
+		/* the woken block: from 3.5 ms before its sample to the run queue wait */
+		if (r.type[i] == 1 && tid == 99 && r.ts[i] < T + 9 * MS) {
+			CHECK_EQ_U64(r.ts[i], T + 6 * MS + MS / 2);
+			CHECK(i + 1 < r.nr_ev && r.type[i + 1] == 2);
+			if (i + 1 < r.nr_ev) {
+				CHECK_EQ_U64(r.ts[i + 1], T + 9 * MS + MS / 2);
+				CHECK(r.tflow[i + 1] != 0 && i > 0 && r.tflow[i + 1] == r.flow[i - 1]);
+			}
+		}
+		if (r.type[i] == 1 && tid == 98)
+			CHECK_EQ_U64(r.ts[i], T + 26 * MS);
+	}
+out:
+	if (f)
+		fclose(f);
+	perfetto__free(t);
+	free(buf);
+	unlink(wf.path);
+	profile__free(&p);
+}
+
 const struct unit_test report_tests[] = {
 	{ "report: session sorts records of a round by time", test_session_orders_rounds },
 	{ "report: symbolizer resolves this binary, lines, build id check", test_symbolizer_self },
@@ -1751,5 +2019,7 @@ const struct unit_test report_tests[] = {
 	{ "report: the recording's span, pprof's duration", test_span },
 	{ "report: named python and jit frames, unnamed frames keep object and offset",
 	  test_named_and_unnamed_frames },
+	{ "report: --perfetto: tracks, slices at their times, wakeup arrows, summed counters",
+	  test_perfetto },
 	{ 0 },
 };
