@@ -25,6 +25,8 @@ CHECK=(
 	# report: go tool pprof reads the profiles, chromium renders the flame graph,
 	# the fuzzers' runtime, libc's debug file for the separate-debug-file tests
 	golang-go chromium libclang-rt-14-dev libc6-dbg
+	# report --perfetto: protoc --decode_raw reads the trace back (tests/integration/timeline.sh)
+	protobuf-compiler
 	# workloads and tools the tests run (setpriv, pgrep, python3 threads, strace -f, git ls-files)
 	util-linux procps coreutils gawk python3 strace git
 	# runtimes: Python's offsets checked against its DWARF, a node JIT, a local debuginfod server
