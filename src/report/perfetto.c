@@ -245,7 +245,7 @@ static const char *str(const struct perfetto *t, uint32_t i)
 	return strtab__get(&t->p->str, i);
 }
 
-/* A process's track, declared (again when a better name comes: its main thread's). */
+/* A process's track, declared (again when its main thread names it, or renames it). */
 static int declare_proc(struct perfetto *t, uint32_t pid, uint32_t name, bool leader)
 {
 	struct pf_proc *pr;
@@ -269,7 +269,8 @@ static int declare_proc(struct perfetto *t, uint32_t pid, uint32_t name, bool le
 		t->st.processes++;
 	}
 	pr = &t->procs[*v];
-	if (!created && (!name || pr->name == name || pr->by_leader || (pr->name && !leader)))
+	/* the main thread's command names it (again after an exec); another's only until then */
+	if (!created && (!name || pr->name == name || (!leader && (pr->by_leader || pr->name))))
 		return 0;
 	pr->name = name;
 	pr->by_leader = leader && name;

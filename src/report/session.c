@@ -41,6 +41,7 @@ struct session {
 	struct report_sample pending;
 	bool has_pending;
 	uint64_t span_start, span_end; /* profile.start_time, end_time */
+	int consumer_err; /* a consumer's error, which ended the session */
 };
 
 static int deliver(struct session *s, const struct report_sample *rs)
@@ -50,7 +51,7 @@ static int deliver(struct session *s, const struct report_sample *rs)
 
 	for (i = 0; i < s->nr_c; i++)
 		if (s->c[i]->sample && (ret = s->c[i]->sample(s->c[i], rs)))
-			return ret;
+			return s->consumer_err = ret;
 	return 0;
 }
 
@@ -75,7 +76,7 @@ static int on_task(struct session *s, const struct perf_event_header *h)
 				  t.tid, t.ppid, t.ptid, t.time };
 	for (i = 0; i < s->nr_c; i++)
 		if (s->c[i]->task && (ret = s->c[i]->task(s->c[i], &k)))
-			return ret;
+			return s->consumer_err = ret;
 	return 0;
 }
 
@@ -473,7 +474,8 @@ int session__run(const struct session_opts *o, struct profile *p, struct sample_
 		goto out;
 	}
 	if (ret) {
-		if (ret != -ENOTSUP)
+		/* a consumer's failed write (a trace's) is its own to tell, not the input's */
+		if (ret != -ENOTSUP && (ret != s.consumer_err || ret == -ENOMEM))
 			pr_err("cannot read %s: %s", o->input, strerror(-ret));
 		goto out;
 	}

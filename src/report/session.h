@@ -36,7 +36,9 @@ struct session_opts {
  * Read @o->input into @p (initialised here), handing every sample, and every
  * fork and exit, to each of the @nr consumers @c in turn (stream.h). Fills
  * @p's events (names, kinds), losses, clock and span; the consumers fill
- * the rest. Returns 0, or -errno after printing why.
+ * the rest. Returns 0, or -errno after printing why; a consumer's error
+ * other than -ENOMEM (a failed write of its output) is the consumer's to
+ * tell.
  */
 int session__run(const struct session_opts *o, struct profile *p, struct sample_consumer **c,
 		 size_t nr);

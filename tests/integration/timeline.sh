@@ -122,6 +122,10 @@ test_timeline_perfetto_refusals() {
 	[ -L out.pftrace ] && [ "$(cat victim)" = keep ] || fail "the symlink or its target changed"
 	"$OFFCPU" report -i r.data --perfetto nodir/x.pftrace 2>err.txt && fail "--perfetto into a missing directory worked"
 	grep -q 'nodir' err.txt || { cat err.txt; fail "the error does not name the path"; }
+	"$OFFCPU" report -i r.data --perfetto /dev/full 2>err.txt && fail "--perfetto to a full device worked"
+	cat err.txt
+	grep -q 'cannot write /dev/full: No space left' err.txt || fail "no error for a failed write"
+	! grep -q 'cannot read' err.txt || fail "a failed write blamed on the input"
 	"$OFFCPU" report -i missing.data --perfetto m.pftrace 2>err.txt && fail "a missing input worked"
 	! ls m.pftrace* .m.pftrace* 2>/dev/null || fail "a failed report left its trace"
 	"$OFFCPU" report -i r.data --perfetto - --folded >/dev/null 2>err.txt && fail "two outputs on stdout"
