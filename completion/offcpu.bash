@@ -45,7 +45,7 @@ _offcpu() {
 		cur=${cur#*=}
 	fi
 	case $cmd:$prev in
-	*:-i | *:--input | record:-o | record:--output | report:--pprof | report:--svg | report:--perfetto | \
+	*:-i | *:--input | record:-o | record:--output | report:--pprof | report:--svg | report:--perfetto | report:--timeline | \
 	*:--kallsyms | record:--btf)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0

@@ -16,6 +16,7 @@
 #include "profile.h"
 #include "resolve.h"
 #include "perfetto.h"
+#include "timeline.h"
 #include "session.h"
 #include "../util/outfile.h"
 #include "../util/util.h"
@@ -38,13 +39,14 @@ enum {
 	OPT_NO_BEFORE,
 	OPT_DEBUG_DIR,
 	OPT_PERFETTO,
+	OPT_TIMELINE,
 };
 
 struct report_opts {
 	struct session_opts s;
 	struct text_opts t;
 	bool folded, json, states, wakers;
-	const char *pprof, *svg, *perfetto;
+	const char *pprof, *svg, *perfetto, *timeline;
 	char *comm_buf;
 };
 
@@ -74,6 +76,11 @@ static const struct argp_option report_options[] = {
 					       "block a slice at its real times with its state, "
 					       "stack and waker, an arrow from each waking thread; "
 					       "summed short blocks as counters; - for stdout", 1 },
+	{ "timeline", OPT_TIMELINE, "FILE", 0, "Write an interactive timeline, one self-contained "
+					       "HTML page: a lane per thread, each block at its "
+					       "real times coloured by state, arrows from wakers, "
+					       "click for stacks, shift-drag for a window's flame "
+					       "graph; - for stdout", 1 },
 	{ "wakers", OPT_WAKERS, 0, 0, "Folded, SVG and pprof stacks of waits go on with who woke "
 				      "them, in BCC offwaketime's layout, which flamegraph.pl draws "
 				      "with the waker on top: comm;wakee outer..inner;--;waker "
@@ -141,7 +148,8 @@ static const char report_doc[] =
 	"  offcpu report -i app.data --wakers --folded | flamegraph.pl > why.svg\n"
 	"  offcpu report -i app.data --folded | flamegraph.pl --countname=us > app.svg\n"
 	"  offcpu report -i app.data --svg app.svg --pprof app.pb.gz\n"
-	"  offcpu report -i app.data --perfetto app.pftrace   # then ui.perfetto.dev";
+	"  offcpu report -i app.data --perfetto app.pftrace   # then ui.perfetto.dev\n"
+	"  offcpu report -i app.data --timeline app.html      # open it offline";
 
 static int parse_sort(struct text_opts *o, const char *arg)
 {
@@ -270,6 +278,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_PERFETTO:
 		o->perfetto = arg;
+		break;
+	case OPT_TIMELINE:
+		o->timeline = arg;
 		break;
 	case OPT_PID:
 		if (parse_int_list(arg, &o->s.pids, &o->s.nr_pids))
@@ -571,7 +582,9 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { 0 };
 	struct debuginfo_stats dstats = { 0 };
 	struct trace_out trace = { 0 };
-	struct sample_consumer *more[1];
+	struct sample_consumer *more[2];
+	struct timeline *tl = NULL;
+	size_t nr_more = 0;
 	struct profile p;
 	int ret, ev = -1;
 	bool sort_states = false, sort_wakers = false, sort_sym = false;
@@ -596,15 +609,34 @@ int cmd_report(int argc, char **argv)
 		       "give --perfetto a file");
 		return 2;
 	}
+	if (o.timeline && !strcmp(o.timeline, "-") &&
+	    (o.folded || o.json || (o.svg && !strcmp(o.svg, "-")) ||
+	     (o.pprof && !strcmp(o.pprof, "-")) || (o.perfetto && !strcmp(o.perfetto, "-")))) {
+		pr_err("--timeline - and another output would both write to standard output: "
+		       "give --timeline a file");
+		return 2;
+	}
 	if (o.perfetto) {
 		/* the profile is initialised by the session; the trace only keeps its address */
 		ret = trace_open(&trace, o.perfetto, &p);
 		if (ret)
 			return 1;
-		more[0] = perfetto__consumer(trace.t);
+		more[nr_more++] = perfetto__consumer(trace.t);
 	}
-	ret = session__load_with(&o.s, &p, more, o.perfetto ? 1 : 0);
+	if (o.timeline) {
+		tl = timeline__new(&p);
+		if (!tl) {
+			pr_err("cannot write %s: %s", o.timeline, strerror(ENOMEM));
+			trace_close(&trace, -ENOMEM);
+			return 1;
+		}
+		more[nr_more++] = timeline__consumer(tl);
+	}
+	ret = session__load_with(&o.s, &p, more, nr_more);
 	ret = trace_close(&trace, ret);
+	if (!ret && tl)
+		ret = timeline__save(tl, o.timeline, o.s.input);
+	timeline__free(tl);
 	if (ret)
 		goto out;
 	for (i = 0; i < o.t.nr_keys; i++) {
@@ -645,7 +677,8 @@ int cmd_report(int argc, char **argv)
 		ret = write_output(&p, ev, o.pprof, o.s.input, false);
 	if (!ret && o.svg)
 		ret = write_output(&p, ev, o.svg, o.s.input, true);
-	if (!ret && !o.folded && !o.json && !o.pprof && !o.svg && !o.perfetto)
+	if (!ret && !o.folded && !o.json && !o.pprof && !o.svg && !o.perfetto &&
+	    !o.timeline)
 		ret = text__write(&p, &o.t, stdout);
 	if (!ret && (fflush(stdout) || ferror(stdout))) {
 		pr_err("cannot write the report: %s", strerror(errno));
