@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+// Load an offcpu --timeline page in headless Chromium (Debian's
+// /usr/bin/chromium, driven by playwright-core) and check what a reader sees:
+//   node timeline.js PAGE.html check LANE_NAME...   no page or console error, no
+//       request off the page, a lane per name; click the wakee's block that
+//       waker_alpha ended: its stack function and waker in the details panel;
+//       shift-drag a window: a flame graph of it
+//   node timeline.js PAGE.html summed LANE_NAME...  no error, the lanes; click a
+//       summed total: its stack in the details panel
+//   node timeline.js PAGE.html shot OUT.png          a screenshot
+// Prints what it found; exits 1 with "FAIL: ..." on the first failure.
+'use strict';
+const { chromium } = require('playwright-core');
+const path = require('path');
+
+function fail(msg) {
+	console.log('FAIL: ' + msg);
+	process.exit(1);
+}
+
+(async () => {
+	const [page_file, mode, ...args] = process.argv.slice(2);
+	const browser = await chromium.launch({
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+		args: ['--no-sandbox'],
+	});
+	try {
+		const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+		const errors = [], requests = [];
+		page.on('pageerror', (e) => errors.push('page error: ' + e.message));
+		page.on('console', (m) => { if (m.type() === 'error') errors.push('console error: ' + m.text()); });
+		await page.route('**/*', (route) => {
+			const u = route.request().url();
+			if (!u.startsWith('file:')) {
+				requests.push(u);
+				return route.abort();
+			}
+			return route.continue();
+		});
+		const t0 = Date.now();
+		await page.goto('file://' + path.resolve(page_file));
+		await page.waitForSelector('body[data-ready]', { timeout: 60000 });
+		const shown_ms = Date.now() - t0;
+		console.log(`shown in ${shown_ms} ms`);
+		if (mode === 'shot') {
+			// the longest block of the thread with the most blocks clicked, and the view's flame graph
+			const ls = await page.evaluate(() => window.TL.lanes());
+			const busy = ls.slice().sort((a, b) => b.blocks - a.blocks)[0];
+			if (busy && busy.blocks) {
+				const bs = await page.evaluate((tid) => window.TL.blocks(tid), busy.tid);
+				const b = bs.sort((x, y) => y.dur - x.dur)[0];
+				await page.mouse.click(b.x, b.y);
+			}
+			await page.click('#viewflame');
+			await page.screenshot({ path: args[0], fullPage: true });
+			if (errors.length) fail(errors.join('; '));
+			return;
+		}
+		const lanes = await page.evaluate(() => window.TL.lanes());
+		console.log('lanes: ' + lanes.map((l) => `${l.comm}/${l.tid}(${l.blocks})`).join(' '));
+		for (const name of args)
+			if (!lanes.some((l) => l.comm === name)) fail(`no lane for ${name}`);
+		const labels = await page.$$eval('#labels .lane', (ds) => ds.map((d) => d.textContent));
+		for (const name of args)
+			if (!labels.some((t) => t.startsWith(name + ' '))) fail(`no lane label for ${name}`);
+		if (mode === 'summed') {
+			// a summed total: a band over its interval, its stack in the details
+			let hit = null;
+			for (const l of lanes.filter((x) => !x.blocks)) { // no block to click instead
+				const u = (await page.evaluate((tid) => window.TL.sums(tid), l.tid)).filter((x) => x.end > x.start && x.frames.length);
+				if (u.length) { hit = u[u.length - 1]; hit.lane = l; break; }
+			}
+			if (!hit) fail('no summed total in any lane');
+			console.log(`clicking ${hit.lane.comm}'s summed ${(hit.ns / 1e6).toFixed(3)} ms over ${((hit.end - hit.start) / 1e6).toFixed(1)} ms`);
+			await page.mouse.click(hit.x, hit.y);
+			const det = await page.textContent('#details');
+			console.log('details: ' + det.replace(/\s+/g, ' ').slice(0, 300));
+			if (!det.includes('summed short blocks')) fail('the details panel does not say summed');
+			if (!det.includes(hit.frames[hit.frames.length - 1])) fail('the details panel does not show the summed stack');
+		}
+		if (errors.length) fail(errors.join('; '));
+		if (requests.length) fail('the page asked for ' + requests.join(' '));
+		if (mode !== 'check') {
+			console.log('ok');
+			return;
+		}
+		// the wakee's block that waker_alpha ended (a pipe read in wakee_pipe_a)
+		const wakee = lanes.find((l) => l.comm === 'wakee' && l.blocks > 0);
+		if (!wakee) fail('no wakee lane with blocks');
+		const blocks = await page.evaluate((tid) => window.TL.blocks(tid), wakee.tid);
+		const b = blocks.find((x) => x.waker === 'waker_alpha');
+		if (!b) fail('no block of the wakee with waker_alpha as its waker');
+		console.log(`clicking the wakee's ${(b.dur / 1e6).toFixed(1)} ms ${b.state} block at ${b.x.toFixed(0)},${b.y.toFixed(0)}: ${b.frames.slice(-4).join(';')}`);
+		if (!b.frames.includes('wakee_pipe_a')) fail('the block has no wakee_pipe_a frame');
+		await page.mouse.click(b.x, b.y);
+		const det = await page.textContent('#details');
+		console.log('details: ' + det.replace(/\s+/g, ' ').slice(0, 400));
+		if (!det.includes('wakee_pipe_a')) fail('the details panel does not show wakee_pipe_a');
+		if (!det.includes('waker_alpha')) fail('the details panel does not show the waker waker_alpha');
+		if (!det.includes('waker_alpha_write')) fail("the details panel does not show the waker's stack (waker_alpha_write)");
+		const arrows = await page.getAttribute('canvas', 'data-arrows');
+		console.log(`arrows drawn: ${arrows}`);
+		if (!(+arrows > 0)) fail('no wakeup arrow drawn');
+		// zoom in around the block, then a window by shift-drag over it
+		await page.mouse.move(b.x, b.y);
+		await page.mouse.wheel(0, -300);
+		const after = await page.evaluate((tid) => window.TL.blocks(tid), wakee.tid);
+		const z = after[b.i];
+		if (!(z.x - b.x < 1 && Math.abs(z.x - b.x) < 50)) console.log(`block moved from ${b.x} to ${z.x}`);
+		await page.keyboard.down('Shift');
+		const box = await page.$eval('canvas', (c) => { const r = c.getBoundingClientRect(); return [r.left, r.right]; });
+		await page.mouse.move(Math.max(box[0] + 2, z.x - 100), z.y);
+		await page.mouse.down();
+		await page.mouse.move(Math.min(box[1] - 2, z.x + 100), z.y, { steps: 5 });
+		await page.mouse.up();
+		await page.keyboard.up('Shift');
+		const head = await page.textContent('#flamehead');
+		const flame = await page.$$eval('#flame div', (ds) => ds.map((d) => d.textContent));
+		console.log('window: ' + head.slice(0, 200));
+		if (!flame.includes('wakee_pipe_a')) fail('the window\'s flame graph has no wakee_pipe_a');
+		if (errors.length) fail(errors.join('; '));
+		if (requests.length) fail('the page asked for ' + requests.join(' '));
+		console.log('ok');
+	} finally {
+		await browser.close();
+	}
+})().catch((e) => fail(e.stack || String(e)));

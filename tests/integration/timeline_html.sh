@@ -1,0 +1,115 @@
+# shellcheck shell=bash
+# offcpu report --timeline: one self-contained HTML page of the wakers
+# workload (tests/workloads/wakers.c), loaded in headless Chromium (Debian's
+# /usr/bin/chromium, driven by playwright-core from npm: tests/browser/):
+# nothing fetched, no script error, a lane per thread, a known block's
+# stack and waker in its details panel, a window's flame graph.
+
+WAKERS=$ROOT/$BUILD/tests/wakers
+BROWSER=$ROOT/$BUILD/browser
+
+# need_browser: node, Chromium and playwright-core (npm ci of tests/browser's
+# pinned lock into $BUILD/browser, once per lock file)
+need_browser() {
+	local v
+	command -v node >/dev/null || skip "no node (apt-get install nodejs)"
+	command -v npm >/dev/null || skip "no npm (apt-get install npm)"
+	v=$(node -p 'process.versions.node.split(".")[0]')
+	[ "$v" -ge 20 ] || skip "node $v: playwright-core $(sed -n 's/.*"playwright-core": "\(.*\)".*/\1/p' "$ROOT/tests/browser/package.json") needs node 20 or newer"
+	[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || skip "no chromium (apt-get install chromium)"
+	mkdir -p "$BROWSER"
+	if ! cmp -s "$ROOT/tests/browser/package-lock.json" "$BROWSER/package-lock.json" ||
+		[ ! -d "$BROWSER/node_modules/playwright-core" ]; then
+		cp "$ROOT/tests/browser/package.json" "$ROOT/tests/browser/package-lock.json" "$BROWSER/"
+		(cd "$BROWSER" && npm ci --no-audit --no-fund) >npm.log 2>&1 ||
+			{ cat npm.log; rm -f "$BROWSER/package-lock.json"; skip "npm ci of playwright-core failed (no registry?)"; }
+	fi
+	cp "$ROOT/tests/browser/timeline.js" "$BROWSER/"
+}
+
+# no_network PAGE: nothing the page would load from a network
+no_network() {
+	! grep -Eio '(src|href|action|url)[[:space:]]*[=(][[:space:]]*["'\'']?[[:space:]]*(https?:)?//[^"'\'' )]*' "$1" ||
+		fail "$1 refers to a network resource"
+	! grep -Eio 'https?://' "$1" || fail "$1 holds an http(s) address"
+	grep -q "Content-Security-Policy\" content=\"default-src 'none'" "$1" || fail "$1 has no CSP forbidding loads"
+}
+
+# blocks PAGE: how many blocks the page draws (8 numbers each in its lanes' "b")
+blocks() {
+	grep -o '"b":\[[^]]*' "$1" | awk -F, '{ if ($0 != "\"b\":[") n += NF } END { print n / 8 }'
+}
+
+record_wakers() {
+	"$OFFCPU" record --wakers "$@" -o t.data -- "$WAKERS" -r truth.txt 2>rec.err || fail "record failed"
+	cat truth.txt
+}
+
+# every block streamed, preemptions too (the spinning threads block in no
+# other way): the page shows each thread, a known block, its waker
+test_timeline_html_wakers() {
+	need_browser
+	record_wakers --state SDR --off-cpu-thresh 0
+	"$OFFCPU" report -i t.data --timeline t.html -v 2>rep.err || { cat rep.err; fail "report --timeline failed"; }
+	grep 'timeline:' rep.err
+	ls -la t.html
+	no_network t.html
+	node "$BROWSER/timeline.js" t.html check wakee waker_alpha waker_bravo waker_charlie spin_a spin_b runq_sleeper |
+		tee browser.log
+	grep -q '^ok$' browser.log || fail "the page in Chromium: $(grep FAIL browser.log)"
+	note "$(stat -c %s t.html) bytes, $(sed -n 's/^shown in //p' browser.log) to show, $(sed -n 's/^arrows drawn: //p' browser.log) arrows"
+}
+
+# short blocks summed (the default threshold) and preemptions: summed totals
+# are per-interval bands with their own stacks, never instants; the page loads clean
+test_timeline_html_summed() {
+	need_browser
+	record_wakers --state SDR
+	"$OFFCPU" report -i t.data --timeline t.html || fail "report --timeline failed"
+	perf script -i t.data -F event 2>/dev/null | grep -c offcpu-time: || true
+	grep -q '"u":\[[0-9]' t.html || fail "no summed totals in the page"
+	no_network t.html
+	node "$BROWSER/timeline.js" t.html summed wakee waker_alpha spin_a | tee browser.log
+	grep -q '^ok$' browser.log || fail "the page in Chromium: $(grep FAIL browser.log)"
+}
+
+# --comm, --tid, --time choose the samples; - writes stdout; a planted symlink is refused
+test_timeline_html_filters() {
+	local wakee lanes
+	record_wakers --off-cpu-thresh 0
+	"$OFFCPU" report -i t.data --timeline - --comm waker_alpha >c.html || fail "--timeline - failed"
+	lanes=$(grep -o '"tid":[0-9]*' c.html | sort -u | wc -l)
+	[ "$lanes" = 1 ] || fail "--comm waker_alpha: $lanes lanes"
+	wakee=$(awk '$1 == "by_alpha" { print $2 }' truth.txt)
+	"$OFFCPU" report -i t.data --timeline t.html --tid "$wakee" || fail "--tid failed"
+	[ "$(grep -o '"tid":[0-9]*' t.html | sort -u)" = "\"tid\":$wakee" ] || fail "--tid $wakee: other lanes"
+	# --time: the second half of the recording, fewer blocks, each ending in it
+	"$OFFCPU" report -i t.data --timeline all.html || fail "report failed"
+	half=$(sed -n 's/^"t0": \([0-9]*\), "span": \([0-9]*\),.*/\1 \2/p' all.html | awk '{ printf "%.6f", ($1 + $2 / 2) / 1e9 }')
+	"$OFFCPU" report -i t.data --timeline w.html --time "$half," || fail "--time $half, failed"
+	all=$(blocks all.html)
+	win=$(blocks w.html)
+	echo "blocks: $all in all, $win from $half s on"
+	[ "$win" -gt 0 ] && [ "$win" -lt "$all" ] || fail "--time $half,: $win of $all blocks"
+	ln -s /etc/passwd link.html
+	"$OFFCPU" report -i t.data --timeline link.html 2>err.txt && fail "--timeline wrote through a symlink"
+	cat err.txt
+	[ "$(readlink link.html)" = /etc/passwd ] || fail "the symlink was replaced"
+	"$OFFCPU" report -i t.data --timeline - --folded >/dev/null 2>err.txt && fail "two outputs on stdout accepted"
+	grep -q 'standard output' err.txt || fail "no message for two outputs on stdout"
+	"$OFFCPU" report --help | tr -s ' \n' '  ' | grep -q -- '--timeline app.html' || fail "--help has no --timeline example"
+}
+
+# the demo's workload (scripts/demo.sh: groundtruth) as doc/timeline.png shows
+# it: a screenshot at $BUILD/timeline.png, from which doc/timeline.png is taken
+test_timeline_html_demo_screenshot() {
+	need_browser
+	"$OFFCPU" record --wakers --state SDR --off-cpu-thresh 0 -o demo.data -- "$ROOT/$BUILD/tests/groundtruth" -r demo.truth 2>rec.err ||
+		fail "record failed"
+	"$OFFCPU" report -i demo.data --timeline demo.html || fail "report --timeline failed"
+	node "$BROWSER/timeline.js" demo.html shot "$ROOT/$BUILD/timeline.png" | tee browser.log
+	! grep -q FAIL browser.log || fail "the page in Chromium: $(grep FAIL browser.log)"
+	[ "$(head -c 8 "$ROOT/$BUILD/timeline.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] ||
+		fail "no PNG screenshot"
+	note "screenshot: $ROOT/$BUILD/timeline.png"
+}
