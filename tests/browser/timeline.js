@@ -52,7 +52,8 @@ function fail(msg) {
 				await page.mouse.click(b.x, b.y);
 			}
 			await page.click('#viewflame');
-			await page.screenshot({ path: args[0], fullPage: true });
+			const bottom = await page.$eval('#panels', (e) => e.getBoundingClientRect().bottom);
+			await page.screenshot({ path: args[0], clip: { x: 0, y: 0, width: 1400, height: Math.min(900, bottom + 8) } });
 			if (errors.length) fail(errors.join('; '));
 			return;
 		}

@@ -60,12 +60,15 @@ test_timeline_html_wakers() {
 	note "$(stat -c %s t.html) bytes, $(sed -n 's/^shown in //p' browser.log) to show, $(sed -n 's/^arrows drawn: //p' browser.log) arrows"
 }
 
-# short blocks summed (the default threshold) and preemptions: summed totals
-# are per-interval bands with their own stacks, never instants; the page loads clean
+# short blocks summed (the default threshold), preemptions and on-CPU
+# samples: summed totals are per-interval bands with their own stacks, never
+# instants, samples are ticks; the page loads clean
 test_timeline_html_summed() {
 	need_browser
-	record_wakers --state SDR
-	"$OFFCPU" report -i t.data --timeline t.html || fail "report --timeline failed"
+	record_wakers --state SDR -F 499
+	"$OFFCPU" report -i t.data --timeline t.html -v 2>rep.err || { cat rep.err; fail "report --timeline failed"; }
+	cat rep.err
+	grep -q 'summed totals, [1-9][0-9]* on-CPU samples' rep.err || fail "no on-CPU samples as ticks"
 	perf script -i t.data -F event 2>/dev/null | grep -c offcpu-time: || true
 	grep -q '"u":\[[0-9]' t.html || fail "no summed totals in the page"
 	no_network t.html
