@@ -7,6 +7,7 @@
 //       shift-drag a window: a flame graph of it
 //   node timeline.js PAGE.html summed LANE_NAME...  no error, the lanes; click a
 //       summed total: its stack in the details panel
+//   node timeline.js PAGE.html load                 no error; how long to show, redraw
 //   node timeline.js PAGE.html shot OUT.png          a screenshot
 // Prints what it found; exits 1 with "FAIL: ..." on the first failure.
 'use strict';
@@ -81,6 +82,15 @@ function fail(msg) {
 		}
 		if (errors.length) fail(errors.join('; '));
 		if (requests.length) fail('the page asked for ' + requests.join(' '));
+		if (mode === 'load') { // figures: a redraw of the full view, the script's heap
+			const f = await page.evaluate(() => {
+				let ms = 0;
+				for (let i = 0; i < 5; i++)
+					ms += window.TL.draw();
+				return { redraw: ms / 5, heap: performance.memory ? performance.memory.usedJSHeapSize : 0 };
+			});
+			console.log(`redraw ${f.redraw.toFixed(0)} ms, JS heap ${(f.heap / 1048576).toFixed(0)} MiB`);
+		}
 		if (mode !== 'check') {
 			console.log('ok');
 			return;
