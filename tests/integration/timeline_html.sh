@@ -116,3 +116,45 @@ test_timeline_html_demo_screenshot() {
 		fail "no PNG screenshot"
 	note "screenshot: $ROOT/$BUILD/timeline.png"
 }
+
+# page_totals PAGE: "lanes drawn merged drawn_ns merged_ns max_lane_items", read from its data
+page_totals() {
+	node -e '
+		const s = require("fs").readFileSync(process.argv[1], "utf8");
+		const a = s.indexOf("var DATA = ") + 11, b = s.indexOf(";\n</script>", a);
+		const D = JSON.parse(s.slice(a, b));
+		let drawn = 0, merged = 0, dns = 0, mns = 0, most = 0;
+		for (const l of D.lanes) {
+			drawn += l.b.length / 8; merged += l.merged; mns += l.merged_ns;
+			for (let i = 1; i < l.b.length; i += 8) dns += l.b[i];
+			most = Math.max(most, l.b.length / 8 + l.g.length / 9 + l.u.length / 5);
+		}
+		console.log(D.lanes.length, drawn, merged, dns, mns, most);
+	' "$1"
+}
+
+# bounded: 300,000 blocks in 4 threads (bench/gen-perfdata) give at most
+# TIMELINE_LANE_CAP items a thread; what is not drawn is merged, and the
+# page's blocks and merged totals hold all the time the report counts
+test_timeline_html_bounded() {
+	local cap totals want
+	command -v node >/dev/null || skip "no node (apt-get install nodejs)"
+	make -s -C "$ROOT" BUILD="$BUILD" bench-gen >/dev/null 2>&1 || skip "cannot build bench/gen-perfdata"
+	cp "$OFFCPU" target
+	"$ROOT/$BUILD/bench/gen-perfdata" -o big.data -n 300000 -t 4 "$PWD/target" 2>/dev/null || fail "gen-perfdata failed"
+	"$OFFCPU" report -i big.data --timeline big.html -v 2>rep.err || { cat rep.err; fail "report --timeline failed"; }
+	grep 'timeline:' rep.err
+	ls -la big.html
+	cap=$(sed -n 's/^#define TIMELINE_LANE_CAP \([0-9]*\)$/\1/p' "$ROOT/src/report/timeline.h")
+	totals=$(page_totals big.html)
+	echo "lanes drawn merged drawn_ns merged_ns max_lane_items: $totals (cap $cap)"
+	read -r lanes drawn merged dns mns most <<<"$totals"
+	[ "$lanes" = 4 ] || fail "$lanes lanes for 4 threads"
+	[ "$most" -le "$cap" ] || fail "a lane holds $most items, over $cap"
+	[ $((drawn + merged)) = 300000 ] || fail "$drawn drawn and $merged merged of 300000 blocks"
+	[ "$merged" -gt 0 ] || fail "nothing merged"
+	grep -q 'are merged into per-interval totals' big.html || fail "the page does not say what it merged"
+	want=$("$OFFCPU" report -i big.data -s pid | awk '!/^#/ && NF >= 2 { s += $1 } END { printf "%.0f", s * 1e6 }')
+	within 0.01 $((dns + mns)) "$want" || fail "the page holds $((dns + mns)) ns, the report $want"
+	note "300,000 blocks: $drawn drawn, $merged merged, $(stat -c %s big.html) bytes"
+}
