@@ -21,6 +21,8 @@
 #include "../util/util.h"
 
 #define FIRST_SHIFT 10 /* 1024 ns */
+/* perf record --off-cpu's samples of a task blocked at the end: a placeholder time */
+#define PERF_OFFCPU_TIME (~0ULL << 32)
 #define FULL_PX 2000 /* the full view's width in pixels, for what is narrower than one */
 #define NR_CLASS 5 /* S, D, preempted, runqueue, other */
 
@@ -289,7 +291,8 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 
 	if (!(s->flags & SAMPLE_ROWS) || s->role == SAMPLE_BEFORE)
 		return 0;
-	if (!(s->flags & SAMPLE_TIME) || (s->role == SAMPLE_WAIT && s->period > s->time)) {
+	if (!(s->flags & SAMPLE_TIME) || !s->time || s->time >= PERF_OFFCPU_TIME ||
+	    (s->role == SAMPLE_WAIT && s->period > s->time)) {
 		t->untimed++;
 		return 0;
 	}
@@ -333,6 +336,14 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 				      .stack = s->stack, .waker = s->waker, .chain = s->chain,
 				      .wstack = s->waker_stack, .wtid = s->waker_tid };
 
+		/*
+		 * A block split at its wakeup (record --state SDR): the run queue
+		 * part comes right after it with the same time, the switch-in; the
+		 * block itself ended where the run queue wait began.
+		 */
+		if (b.state == OFFCPU_STATE_RUNQ + 1 && l->nb && l->b[l->nb - 1].end == b.end &&
+		    l->b[l->nb - 1].state != OFFCPU_STATE_RUNQ + 1 && b.dur < b.end)
+			l->b[l->nb - 1].end -= b.dur;
 		if (b.dur < (1ull << l->shift)) {
 			struct tl_bin g;
 
@@ -357,12 +368,15 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 		err = shrink(t, l, TIMELINE_LANE_CAP * 3 / 4);
 	while (!err && t->items > TIMELINE_CAP) {
 		struct tl_lane *big = &t->lanes[0];
+		uint64_t before = t->items;
 		size_t i;
 
 		for (i = 1; i < t->nr; i++)
 			if (lane_items(&t->lanes[i]) > lane_items(big))
 				big = &t->lanes[i];
 		err = shrink(t, big, lane_items(big) * 3 / 4);
+		if (t->items >= before)
+			break; /* more threads than the cap, each down to a bin or two */
 	}
 	return err;
 }
