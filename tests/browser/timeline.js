@@ -103,6 +103,15 @@ function fail(msg) {
 		if (!b) fail('no block of the wakee with waker_alpha as its waker');
 		console.log(`clicking the wakee's ${(b.dur / 1e6).toFixed(1)} ms ${b.state} block at ${b.x.toFixed(0)},${b.y.toFixed(0)}: ${b.frames.slice(-4).join(';')}`);
 		if (!b.frames.includes('wakee_pipe_a')) fail('the block has no wakee_pipe_a frame');
+		// a block split at its wakeup ends where its run queue wait begins
+		let split = 0;
+		for (let k = 1; k < blocks.length; k++) {
+			const q = blocks[k], prev = blocks[k - 1];
+			if (q.state !== 'runqueue' || prev.state === 'runqueue' || prev.end > q.end - q.dur + 1e6) continue;
+			if (prev.end !== q.end - q.dur) fail(`block ${k - 1} ends at ${prev.end}, its run queue wait begins at ${q.end - q.dur}`);
+			split++;
+		}
+		console.log(`run queue waits right after their block: ${split}`);
 		await page.mouse.click(b.x, b.y);
 		const det = await page.textContent('#details');
 		console.log('details: ' + det.replace(/\s+/g, ' ').slice(0, 400));

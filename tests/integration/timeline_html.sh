@@ -57,6 +57,10 @@ test_timeline_html_wakers() {
 	node "$BROWSER/timeline.js" t.html check wakee waker_alpha waker_bravo waker_charlie spin_a spin_b runq_sleeper |
 		tee browser.log
 	grep -q '^ok$' browser.log || fail "the page in Chromium: $(grep FAIL browser.log)"
+	# the clicked block lasted what the workload measured: one of its three waits
+	got=$(sed -n "s/^clicking the wakee's \([0-9.]*\) ms .*/\1/p" browser.log)
+	want=$(awk '$1 == "by_alpha" { printf "%.3f", $3 / $4 / 1e6 }' truth.txt)
+	within 10 "${got:-0}" "$want" || fail "the clicked block lasted $got ms, the workload's waits $want ms each"
 	note "$(stat -c %s t.html) bytes, $(sed -n 's/^shown in //p' browser.log) to show, $(sed -n 's/^arrows drawn: //p' browser.log) arrows"
 }
 
