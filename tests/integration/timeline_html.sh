@@ -107,6 +107,21 @@ test_timeline_html_filters() {
 	"$OFFCPU" report --help | tr -s ' \n' '  ' | grep -q -- '--timeline app.html' || fail "--help has no --timeline example"
 }
 
+# a command named like markup is text in the page, never markup or script
+test_timeline_html_names_escaped() {
+	cp /bin/sleep "./<b>\"x&<script>'"
+	"$OFFCPU" record -o n.data -- "./<b>\"x&<script>'" 0.2 2>rec.err || fail "record failed"
+	"$OFFCPU" report -i n.data --timeline n.html || fail "report --timeline failed"
+	grep -o '"str": {[^}]*}' n.html | head -c 300; echo
+	! grep -q '<b>\|<script>'"'"'' n.html || fail "the command's name is markup in the page"
+	grep -q '\\u003cb\\u003e\\"x\\u0026\\u003cscript\\u003e' n.html || fail "the name is not in the page's data, escaped"
+	if command -v node >/dev/null && [ -d "$BROWSER/node_modules/playwright-core" ]; then
+		cp "$ROOT/tests/browser/timeline.js" "$BROWSER/"
+		node "$BROWSER/timeline.js" n.html load '<b>"x&<script>'"'" | tee browser.log
+		grep -q '^ok$' browser.log || fail "the page in Chromium: $(grep FAIL browser.log)"
+	fi
+}
+
 # the demo's workload (scripts/demo.sh: groundtruth) as doc/timeline.png shows
 # it: a screenshot at $BUILD/timeline.png, from which doc/timeline.png is taken
 test_timeline_html_demo_screenshot() {
