@@ -44,4 +44,7 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 int timeline__save(struct timeline *t, const char *path, const char *title);
 void timeline__free(struct timeline *t);
 
+/* timeline_page.c: the page after its data, from <style> to </html> */
+extern const char timeline_page[];
+
 #endif
