@@ -175,6 +175,7 @@ struct pf_proc {
 
 struct pf_thread {
 	uint32_t pid, tid;
+	uint32_t idx; /* its track's id: pids and tids of a damaged file may be any value */
 	uint32_t name; /* strtab, as declared */
 	bool counter; /* its counter track is declared */
 	bool has_pending, has_sum;
@@ -286,7 +287,7 @@ static int declare_proc(struct perfetto *t, uint32_t pid, uint32_t name, bool le
 
 static uint64_t thread_uuid(const struct pf_thread *th)
 {
-	return UUID_THREAD | (uint64_t)th->pid << 30 | th->tid;
+	return UUID_THREAD | th->idx;
 }
 
 /* The thread's state, its track declared (again when its name changed); NULL: -ENOMEM or a write failed. */
@@ -316,6 +317,7 @@ static struct pf_thread *declare_thread(struct perfetto *t, uint32_t pid, uint32
 			return NULL;
 		th->pid = pid;
 		th->tid = tid;
+		th->idx = (uint32_t)t->nr_threads;
 		*v = t->nr_threads;
 		t->threads[t->nr_threads++] = th;
 		t->st.threads++;
@@ -568,7 +570,8 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 
 	if (s->role != SAMPLE_WAIT || !(s->flags & SAMPLE_ROWS))
 		return 0;
-	if (!(s->flags & SAMPLE_TIME) || !s->time || s->time >= PERF_OFFCPU_TIME) {
+	if (!(s->flags & SAMPLE_TIME) || !s->time || s->time >= PERF_OFFCPU_TIME ||
+	    (!(s->flags & SAMPLE_SUMMED) && s->period >= s->time)) {
 		t->st.untimed++;
 		return 0;
 	}

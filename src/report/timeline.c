@@ -25,6 +25,7 @@
 #define PERF_OFFCPU_TIME (~0ULL << 32)
 #define FULL_PX 2000 /* the full view's width in pixels, for what is narrower than one */
 #define NR_CLASS 5 /* S, D, preempted, runqueue, other */
+#define TL_DUR_MAX (1ULL << 52) /* 52 days: a longer block is a damaged file's, counted as untimed */
 
 struct tl_block {
 	uint64_t end, dur;
@@ -66,6 +67,7 @@ struct timeline {
 	uint64_t t0, t1; /* the earliest start and the latest end seen */
 	uint64_t flush_prev, flush_cur; /* the summed samples' last two interval ends */
 	uint64_t untimed, ticks, summed;
+	uint64_t scan_at; /* over the cap, the lanes are looked at again from this many items */
 	int err;
 };
 
@@ -292,7 +294,7 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 	if (!(s->flags & SAMPLE_ROWS) || s->role == SAMPLE_BEFORE)
 		return 0;
 	if (!(s->flags & SAMPLE_TIME) || !s->time || s->time >= PERF_OFFCPU_TIME ||
-	    (s->role == SAMPLE_WAIT && s->period > s->time)) {
+	    (s->role == SAMPLE_WAIT && (s->period >= s->time || s->period >= TL_DUR_MAX))) {
 		t->untimed++;
 		return 0;
 	}
@@ -366,7 +368,10 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 		return err;
 	if (lane_items(l) > TIMELINE_LANE_CAP)
 		err = shrink(t, l, TIMELINE_LANE_CAP * 3 / 4);
-	while (!err && t->items > TIMELINE_CAP) {
+	/* over the total: the biggest lane shrinks; when every lane is down to
+	 * a bin or two (more threads than the cap), look again only after
+	 * TIMELINE_CAP / 16 more items, not at every sample */
+	while (!err && t->items > TIMELINE_CAP && t->items >= t->scan_at) {
 		struct tl_lane *big = &t->lanes[0];
 		uint64_t before = t->items;
 		size_t i;
@@ -375,8 +380,10 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 			if (lane_items(&t->lanes[i]) > lane_items(big))
 				big = &t->lanes[i];
 		err = shrink(t, big, lane_items(big) * 3 / 4);
-		if (t->items >= before)
+		if (t->items >= before) {
+			t->scan_at = t->items + TIMELINE_CAP / 16;
 			break; /* more threads than the cap, each down to a bin or two */
+		}
 	}
 	return err;
 }
