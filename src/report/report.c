@@ -633,33 +633,32 @@ int cmd_report(int argc, char **argv)
 		more[nr_more++] = timeline__consumer(tl);
 	}
 	ret = session__load_with(&o.s, &p, more, nr_more);
-	ret = trace_close(&trace, ret);
-	if (!ret && tl)
-		ret = timeline__save(tl, o.timeline, o.s.input);
-	timeline__free(tl);
-	if (ret)
-		goto out;
 	for (i = 0; i < o.t.nr_keys; i++) {
 		sort_states |= o.t.keys[i] == SORT_STATE;
 		sort_wakers |= o.t.keys[i] == SORT_WAKER;
 		sort_sym |= o.t.keys[i] == SORT_SYM;
 	}
 	/* refused, not shown as all "?" or "[none]": the file cannot answer */
-	if ((o.wakers || sort_wakers) && !p.has_wakers) {
+	if (!ret && (o.wakers || sort_wakers) && !p.has_wakers) {
 		pr_err("%s: %s needs who woke each wait, and this file has no offcpu-waker event: "
 		       "record it with offcpu record --wakers", o.s.input,
 		       o.wakers ? "--wakers" : "--sort waker");
 		ret = -ENOENT;
-		goto out;
 	}
-	if ((o.states || sort_states) && !p.has_states) {
+	if (!ret && (o.states || sort_states) && !p.has_states) {
 		pr_err("%s: %s needs the state each thread waited in, and this file has no wait "
 		       "states (its offcpu-time samples carry no weight): record it with offcpu 0.2 "
 		       "or later; files of perf record or older offcpu versions do not have them",
 		       o.s.input, o.states ? "--states" : "--sort state");
 		ret = -ENOENT;
-		goto out;
 	}
+	/* the trace and the timeline are kept only if the whole report can be made */
+	ret = trace_close(&trace, ret);
+	if (!ret && tl)
+		ret = timeline__save(tl, o.timeline, o.s.input);
+	timeline__free(tl);
+	if (ret)
+		goto out;
 	p.show_states = o.states;
 	p.show_wakers = o.wakers;
 	if (o.folded || o.pprof || o.svg) {
