@@ -182,6 +182,7 @@ struct pf_thread {
 	uint64_t last_end; /* where its last slice ended */
 	struct report_sample pending; /* its last block, until its next sample */
 	uint64_t sum_time, sum_ns; /* summed blocks of one interval, until it ends */
+	uint64_t sum_start; /* where that interval began, as far as known */
 };
 
 struct perfetto {
@@ -195,6 +196,7 @@ struct perfetto {
 	struct pf_proc *procs;
 	size_t nr_threads, cap_threads, nr_procs, cap_procs;
 	uint64_t next_flow;
+	uint64_t flush_prev, flush_cur; /* the summed samples' last two times (flushes) */
 	int werr; /* the first write error */
 	struct perfetto_stats st;
 	char *buf; /* names and stacks as text */
@@ -554,12 +556,25 @@ static int flush_sum(struct perfetto *t, struct pf_thread *th)
 			return err;
 		th->counter = true;
 	}
-	packet_start(t, th->sum_time);
-	pb_uint(&t->ev, TE_TYPE, TYPE_COUNTER);
-	pb_uint(&t->ev, TE_TRACK, UUID_COUNTER | (thread_uuid(th) & ~UUID_THREAD));
-	pb_uint(&t->ev, TE_COUNTER_VALUE, th->sum_ns);
-	pb_msg(&t->pkt, PKT_TRACK_EVENT, &t->ev);
-	return put_packet(t);
+	/* the interval's total over the interval, back to 0 at its end: a
+	 * counter holds its value until the next one */
+	for (int i = 0; i < 2; i++) {
+		int err;
+
+		/* the first interval's start is not known: at least its total before its end */
+		uint64_t start = th->sum_start ? th->sum_start :
+				 th->sum_time - (th->sum_ns < th->sum_time ? th->sum_ns : th->sum_time - 1);
+
+		packet_start(t, i ? th->sum_time : start);
+		pb_uint(&t->ev, TE_TYPE, TYPE_COUNTER);
+		pb_uint(&t->ev, TE_TRACK, UUID_COUNTER | (thread_uuid(th) & ~UUID_THREAD));
+		pb_uint(&t->ev, TE_COUNTER_VALUE, i ? 0 : th->sum_ns);
+		pb_msg(&t->pkt, PKT_TRACK_EVENT, &t->ev);
+		err = put_packet(t);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int on_sample(struct sample_consumer *c, const struct report_sample *s)
@@ -583,8 +598,15 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 		t->st.summed_ns += s->period;
 		if (th->has_sum && th->sum_time != s->time && (err = flush_sum(t, th)))
 			return err;
-		if (!th->has_sum)
+		/* the flushes' times: an interval began where the one before ended */
+		if (s->time > t->flush_cur) {
+			t->flush_prev = t->flush_cur;
+			t->flush_cur = s->time;
+		}
+		if (!th->has_sum) {
 			th->sum_ns = 0;
+			th->sum_start = s->time == t->flush_cur ? t->flush_prev : 0;
+		}
 		th->has_sum = true;
 		th->sum_time = s->time;
 		th->sum_ns += s->period;
