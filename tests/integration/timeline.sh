@@ -92,6 +92,15 @@ test_timeline_perfetto_wakers() {
 	# the stack, state and waker go with the block
 	grep -q '"wakee_pipe_b"' t.pftrace.txt || fail "no frame wakee_pipe_b in the callstacks"
 	grep -q '"waker_bravo <- \[timer\]"' t.pftrace.txt || fail "no waker chain annotation"
+	# every field with the number and type Perfetto gives it: protoc prints a
+	# field it does not know, or of another wire type, by its number
+	protoc --proto_path="$ROOT/tests/integration" --decode=perfetto.protos.Trace perfetto_subset.proto \
+		<t.pftrace >typed.txt 2>typed.err || { cat typed.err; fail "protoc cannot decode the trace as Perfetto's Trace"; }
+	! grep -nE '^ *[0-9]+(:| \{)' typed.txt | head -5 | grep . ||
+		fail "fields Perfetto's protos do not have (by number above)"
+	grep -q 'type: TYPE_SLICE_BEGIN' typed.txt && grep -q 'flow_ids: ' typed.txt &&
+		grep -q 'terminating_flow_ids: ' typed.txt && grep -q 'function_name: "wakee_pipe_b"' typed.txt ||
+		fail "the typed decoding lacks slices, flows or callstacks"
 }
 
 # summed short blocks: counters, not slices, and a line that says so; to stdout
