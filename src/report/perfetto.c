@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "pb.h"
 #include "perfetto.h"
 #include "../util/hashmap.h"
 #include "../util/util.h"
@@ -71,102 +72,6 @@ enum { TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
 #define UUID_THREAD (2ULL << 60)
 #define UUID_COUNTER (3ULL << 60)
 
-struct pb {
-	uint8_t *d;
-	size_t len, cap;
-	int err;
-};
-
-static void pb_raw(struct pb *b, const void *p, size_t n)
-{
-	if (b->err)
-		return;
-	if (b->len + n > b->cap) {
-		size_t c = b->cap ? b->cap : 256;
-		uint8_t *nd;
-
-		while (c < b->len + n)
-			c *= 2;
-		nd = realloc(b->d, c);
-		if (!nd) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->d = nd;
-		b->cap = c;
-	}
-	memcpy(b->d + b->len, p, n);
-	b->len += n;
-}
-
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	uint8_t buf[10];
-	size_t n = 0;
-
-	do {
-		buf[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			buf[n] |= 0x80;
-		n++;
-	} while (v);
-	pb_raw(b, buf, n);
-}
-
-/* A varint field, written even when 0 (a pid, a type). */
-static void pb_uint(struct pb *b, uint32_t field, uint64_t v)
-{
-	pb_varint(b, (uint64_t)field << 3);
-	pb_varint(b, v);
-}
-
-static void pb_fixed64(struct pb *b, uint32_t field, uint64_t v)
-{
-	uint8_t le[8];
-	int i;
-
-	for (i = 0; i < 8; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
-	pb_varint(b, ((uint64_t)field << 3) | 1);
-	pb_raw(b, le, 8);
-}
-
-static void pb_bytes(struct pb *b, uint32_t field, const void *p, size_t n)
-{
-	pb_varint(b, ((uint64_t)field << 3) | 2);
-	pb_varint(b, n);
-	pb_raw(b, p, n);
-}
-
-/* A string, escaped as on a terminal: protobuf readers refuse one that is not UTF-8. */
-static void pb_str(struct pb *b, uint32_t field, const char *s)
-{
-	char small[256], *e = small;
-	size_t n = strlen(s), len = str_escape_n(small, sizeof(small), s, n);
-
-	if (len >= sizeof(small)) {
-		e = malloc(len + 1);
-		if (!e) {
-			b->err = -ENOMEM;
-			return;
-		}
-		str_escape_n(e, len + 1, s, n);
-	}
-	pb_bytes(b, field, e, len);
-	if (e != small)
-		free(e);
-}
-
-/* Append @sub as embedded message @field and empty it for reuse. */
-static void pb_msg(struct pb *b, uint32_t field, struct pb *sub)
-{
-	if (sub->err)
-		b->err = sub->err;
-	pb_bytes(b, field, sub->d, sub->len);
-	sub->len = 0;
-}
-
 struct pf_proc {
 	uint32_t pid;
 	uint32_t name; /* strtab, as declared; 0: declared without a name */
@@ -217,24 +122,17 @@ static void packet_start(struct perfetto *t, uint64_t ts)
 /* Write the packet built in t->pkt as one Trace.packet. */
 static int put_packet(struct perfetto *t)
 {
-	uint8_t hdr[11];
-	size_t n = 0, len = t->pkt.len;
-	uint64_t v = len;
+	uint8_t hdr[1 + PB_VARINT_MAX];
+	size_t n, len = t->pkt.len;
 	int err = t->pkt.err;
 
 	t->pkt.len = 0;
 	t->pkt.err = 0;
 	if (err)
 		return err;
-	hdr[n++] = (TRACE_PACKET << 3) | 2;
+	hdr[0] = (TRACE_PACKET << 3) | 2;
+	n = 1 + pb_varint_enc(hdr + 1, len);
 	errno = 0;
-	do {
-		hdr[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			hdr[n] |= 0x80;
-		n++;
-	} while (v);
 	if (fwrite(hdr, 1, n, t->f) != n || fwrite(t->pkt.d, 1, len, t->f) != len) {
 		if (!t->werr)
 			t->werr = errno ? -errno : -EIO;

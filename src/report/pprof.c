@@ -16,76 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "pb.h"
 #include "profile.h"
 #include "../util/util.h"
-
-struct pb {
-	uint8_t *d;
-	size_t len, cap;
-	int err;
-};
-
-static void pb_raw(struct pb *b, const void *p, size_t n)
-{
-	if (b->err)
-		return;
-	if (b->len + n > b->cap) {
-		size_t c = b->cap ? b->cap : 256;
-		uint8_t *nd;
-
-		while (c < b->len + n)
-			c *= 2;
-		nd = realloc(b->d, c);
-		if (!nd) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->d = nd;
-		b->cap = c;
-	}
-	memcpy(b->d + b->len, p, n);
-	b->len += n;
-}
-
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	uint8_t buf[10];
-	size_t n = 0;
-
-	do {
-		buf[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			buf[n] |= 0x80;
-		n++;
-	} while (v);
-	pb_raw(b, buf, n);
-}
-
-/* A varint field; zero is the default and is left out. */
-static void pb_uint(struct pb *b, uint32_t field, uint64_t v)
-{
-	if (!v)
-		return;
-	pb_varint(b, (uint64_t)field << 3);
-	pb_varint(b, v);
-}
-
-static void pb_bytes(struct pb *b, uint32_t field, const void *p, size_t n)
-{
-	pb_varint(b, ((uint64_t)field << 3) | 2);
-	pb_varint(b, n);
-	pb_raw(b, p, n);
-}
-
-/* Append @sub as embedded message @field and empty it for reuse. */
-static void pb_msg(struct pb *b, uint32_t field, struct pb *sub)
-{
-	if (sub->err)
-		b->err = sub->err;
-	pb_bytes(b, field, sub->d, sub->len);
-	sub->len = 0;
-}
 
 struct strs {
 	struct hashmap idx;
@@ -104,24 +37,9 @@ static uint64_t str_id(struct strs *s, const char *str)
 		return 0;
 	}
 	if (created) {
-		/* names go in escaped as on a terminal: pprof prints them there, and
-		 * protobuf readers refuse a string that is not UTF-8. Different
-		 * names stay different (str_escape() is one to one). */
-		char small[256], *e = small;
-		size_t len = str_escape_n(small, sizeof(small), str, n);
-
-		if (len >= sizeof(small)) {
-			e = malloc(len + 1);
-			if (!e) {
-				s->out.err = -ENOMEM;
-				return 0;
-			}
-			str_escape_n(e, len + 1, str, n);
-		}
+		/* names go in escaped as on a terminal: pprof prints them there */
 		*v = s->nr++;
-		pb_bytes(&s->out, 6, e, len);
-		if (e != small)
-			free(e);
+		pb_str(&s->out, 6, str);
 	}
 	return *v;
 }
@@ -129,8 +47,8 @@ static uint64_t str_id(struct strs *s, const char *str)
 static void value_type(struct pb *b, struct pb *sub, uint32_t field, struct strs *s,
 		       const char *type, const char *unit)
 {
-	pb_uint(sub, 1, str_id(s, type));
-	pb_uint(sub, 2, str_id(s, unit));
+	pb_uint_nz(sub, 1, str_id(s, type));
+	pb_uint_nz(sub, 2, str_id(s, unit));
 	pb_msg(b, field, sub);
 }
 
@@ -238,26 +156,26 @@ int pprof__write(const struct profile *p, int event, int fd)
 			pb_varint(&sub2, r->period);
 		}
 		pb_msg(&sub, 2, &sub2);
-		pb_uint(&sub2, 1, str_id(&s, "thread"));
-		pb_uint(&sub2, 2, str_id(&s, strtab__get(&p->str, r->comm)));
+		pb_uint_nz(&sub2, 1, str_id(&s, "thread"));
+		pb_uint_nz(&sub2, 2, str_id(&s, strtab__get(&p->str, r->comm)));
 		pb_msg(&sub, 3, &sub2);
-		pb_uint(&sub2, 1, str_id(&s, "pid"));
-		pb_uint(&sub2, 3, r->pid);
+		pb_uint_nz(&sub2, 1, str_id(&s, "pid"));
+		pb_uint_nz(&sub2, 3, r->pid);
 		pb_msg(&sub, 3, &sub2);
-		pb_uint(&sub2, 1, str_id(&s, "tid"));
-		pb_uint(&sub2, 3, r->tid);
+		pb_uint_nz(&sub2, 1, str_id(&s, "tid"));
+		pb_uint_nz(&sub2, 3, r->tid);
 		pb_msg(&sub, 3, &sub2);
 		/* why it waited, for pprof -tagfocus and friends */
 		if (p->has_states && ev->offcpu) {
-			pb_uint(&sub2, 1, str_id(&s, "state"));
-			pb_uint(&sub2, 2, str_id(&s, profile__state_name(r->state)));
+			pb_uint_nz(&sub2, 1, str_id(&s, "state"));
+			pb_uint_nz(&sub2, 2, str_id(&s, profile__state_name(r->state)));
 			pb_msg(&sub, 3, &sub2);
 		}
 		if (p->has_wakers && ev->offcpu) {
 			char buf[256];
 
-			pb_uint(&sub2, 1, str_id(&s, "waker"));
-			pb_uint(&sub2, 2, str_id(&s, profile__waker_text(p, r, buf, sizeof(buf))));
+			pb_uint_nz(&sub2, 1, str_id(&s, "waker"));
+			pb_uint_nz(&sub2, 2, str_id(&s, profile__waker_text(p, r, buf, sizeof(buf))));
 			pb_msg(&sub, 3, &sub2);
 		}
 		pb_msg(&b, 2, &sub);
@@ -283,11 +201,11 @@ int pprof__write(const struct profile *p, int event, int fd)
 		}
 		if (created) {
 			*v = ++nr_fns;
-			pb_uint(&sub, 1, *v);
-			pb_uint(&sub, 2, str_id(&s, strtab__get(&p->str, f->sym)));
-			pb_uint(&sub, 3, str_id(&s, strtab__get(&p->str, f->sym)));
+			pb_uint_nz(&sub, 1, *v);
+			pb_uint_nz(&sub, 2, str_id(&s, strtab__get(&p->str, f->sym)));
+			pb_uint_nz(&sub, 3, str_id(&s, strtab__get(&p->str, f->sym)));
 			if (f->file)
-				pb_uint(&sub, 4, str_id(&s, strtab__get(&p->str, f->file)));
+				pb_uint_nz(&sub, 4, str_id(&s, strtab__get(&p->str, f->file)));
 			pb_msg(&b, 5, &sub);
 		}
 		fn_of[i] = *v;
@@ -298,12 +216,12 @@ int pprof__write(const struct profile *p, int event, int fd)
 
 		if (!seen[i])
 			continue;
-		pb_uint(&sub, 1, i + 1);
+		pb_uint_nz(&sub, 1, i + 1);
 		if (f->dso != UINT32_MAX && f->dso < p->nr_dsos)
-			pb_uint(&sub, 2, f->dso + 1);
-		pb_uint(&sub, 3, f->addr);
-		pb_uint(&sub2, 1, fn_of[i]);
-		pb_uint(&sub2, 2, f->line);
+			pb_uint_nz(&sub, 2, f->dso + 1);
+		pb_uint_nz(&sub, 3, f->addr);
+		pb_uint_nz(&sub2, 1, fn_of[i]);
+		pb_uint_nz(&sub2, 2, f->line);
 		pb_msg(&sub, 4, &sub2);
 		pb_msg(&b, 4, &sub);
 	}
@@ -323,28 +241,28 @@ int pprof__write(const struct profile *p, int event, int fd)
 		if (i >= p->nr_dsos || (k && i == main) || (!fseen[i] && i != main))
 			continue;
 		d = &p->dsos[i];
-		pb_uint(&sub, 1, i + 1);
-		pb_uint(&sub, 3, dso_max[i] ? dso_max[i] : 1);
-		pb_uint(&sub, 5, str_id(&s, strtab__get(&p->str, d->name)));
+		pb_uint_nz(&sub, 1, i + 1);
+		pb_uint_nz(&sub, 3, dso_max[i] ? dso_max[i] : 1);
+		pb_uint_nz(&sub, 5, str_id(&s, strtab__get(&p->str, d->name)));
 		if (d->build_id_len) {
 			for (j = 0; j < d->build_id_len; j++)
 				sprintf(hex + 2 * j, "%02x", d->build_id[j]);
-			pb_uint(&sub, 6, str_id(&s, hex));
+			pb_uint_nz(&sub, 6, str_id(&s, hex));
 		}
-		pb_uint(&sub, 7, 1); /* has_functions */
-		pb_uint(&sub, 8, 1); /* has_filenames */
-		pb_uint(&sub, 9, 1); /* has_line_numbers */
-		pb_uint(&sub, 10, 1); /* has_inline_frames */
+		pb_uint_nz(&sub, 7, 1); /* has_functions */
+		pb_uint_nz(&sub, 8, 1); /* has_filenames */
+		pb_uint_nz(&sub, 9, 1); /* has_line_numbers */
+		pb_uint_nz(&sub, 10, 1); /* has_inline_frames */
 		pb_msg(&b, 3, &sub);
 	}
 	if (p->end_time > p->start_time)
-		pb_uint(&b, 10, p->end_time - p->start_time);
+		pb_uint_nz(&b, 10, p->end_time - p->start_time);
 	if (ev->offcpu) {
 		value_type(&b, &sub, 11, &s, "offcpu", "nanoseconds");
-		pb_uint(&b, 14, str_id(&s, "offcpu"));
+		pb_uint_nz(&b, 14, str_id(&s, "offcpu"));
 	} else {
 		value_type(&b, &sub, 11, &s, "samples", "count");
-		pb_uint(&b, 12, 1);
+		pb_uint_nz(&b, 12, 1);
 	}
 	err = b.err ? b.err : sub.err ? sub.err : sub2.err ? sub2.err : s.out.err;
 	if (err)
