@@ -101,7 +101,6 @@ struct perfetto {
 	struct pf_proc *procs;
 	size_t nr_threads, cap_threads, nr_procs, cap_procs;
 	uint64_t next_flow;
-	uint64_t flush_prev, flush_cur; /* the summed samples' last two times (flushes) */
 	int werr; /* the first write error */
 	struct perfetto_stats st;
 	char *buf; /* names and stacks as text */
@@ -496,14 +495,9 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 		t->st.summed_ns += s->period;
 		if (th->has_sum && th->sum_time != s->time && (err = flush_sum(t, th)))
 			return err;
-		/* the flushes' times: an interval began where the one before ended */
-		if (s->time > t->flush_cur) {
-			t->flush_prev = t->flush_cur;
-			t->flush_cur = s->time;
-		}
 		if (!th->has_sum) {
 			th->sum_ns = 0;
-			th->sum_start = s->time == t->flush_cur ? t->flush_prev : 0;
+			th->sum_start = s->interval_start;
 		}
 		th->has_sum = true;
 		th->sum_time = s->time;

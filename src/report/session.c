@@ -41,6 +41,7 @@ struct session {
 	struct report_sample pending;
 	bool has_pending;
 	uint64_t span_start, span_end; /* profile.start_time, end_time */
+	uint64_t drain_prev, drain_cur; /* the summed samples' last two times (drains) */
 	int consumer_err; /* a consumer's error, which ended the session */
 };
 
@@ -215,8 +216,15 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 	if (rs.role == SAMPLE_WAIT && before_mark(&smp))
 		rs.flags |= SAMPLE_MARK;
 	if (rs.role == SAMPLE_WAIT && (e->attr.sample_type & PERF_SAMPLE_CPU) &&
-	    (smp.cpu_res & OFFCPU_CPU_RES_SUMMED))
+	    (smp.cpu_res & OFFCPU_CPU_RES_SUMMED) && (rs.flags & SAMPLE_TIME)) {
 		rs.flags |= SAMPLE_SUMMED;
+		/* an interval began where the drain before ended */
+		if (rs.time != s->drain_cur) {
+			s->drain_prev = s->drain_cur;
+			s->drain_cur = rs.time;
+		}
+		rs.interval_start = s->drain_prev < rs.time ? s->drain_prev : 0;
+	}
 	note_span(s, &rs);
 	/* offcpu-before's time is before the recording's: in the rows only when --event chose it */
 	rows = (o->event ? !strcmp(o->event, e->name) : rs.role != SAMPLE_BEFORE) &&

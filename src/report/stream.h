@@ -61,6 +61,9 @@ struct report_sample {
 	uint32_t chain; /* strtab: who woke the waker just before, and so on: "b;c"; 0 none */
 	uint32_t waker_stack; /* root first; UINT32_MAX none */
 	uint32_t waker_pid, waker_tid; /* the waking thread; 0: an interrupt, or none recorded */
+	/* SAMPLE_SUMMED: where its interval began, the time of the summed samples
+	 * before (the drain before); 0: not known (the first interval) */
+	uint64_t interval_start;
 };
 
 enum task_kind { TASK_FORK, TASK_EXIT };

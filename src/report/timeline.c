@@ -65,7 +65,6 @@ struct timeline {
 	size_t nr, cap;
 	uint64_t items; /* blocks, bins and summed entries of all lanes */
 	uint64_t t0, t1; /* the earliest start and the latest end seen */
-	uint64_t flush_prev, flush_cur; /* the summed samples' last two interval ends */
 	uint64_t untimed, ticks, summed;
 	uint64_t scan_at; /* over the cap, the lanes are looked at again from this many items */
 	int err;
@@ -314,12 +313,8 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 		struct tl_sum u = { .end = s->time, .ns = s->period, .stack = s->stack,
 				    .state = s->state };
 
-		if (s->time != t->flush_cur) {
-			t->flush_prev = t->flush_cur;
-			t->flush_cur = s->time;
-		}
 		/* the interval: since the drain before, else since the recording's start (0 here) */
-		u.start = t->flush_prev && t->flush_prev < s->time ? t->flush_prev : 0;
+		u.start = s->interval_start;
 		t->summed++;
 		if (l->sums_merged) {
 			struct tl_bin g = { .idx = s->time >> l->shift, .summed = s->period };
