@@ -326,8 +326,6 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 			l->u[l->nu++] = u;
 			t->items++;
 		}
-		if (!t->t0 || s->time - s->period < t->t0)
-			t->t0 = s->time - s->period;
 	} else {
 		struct tl_block b = { .end = s->time, .dur = s->period, .state = s->state,
 				      .stack = s->stack, .waker = s->waker, .chain = s->chain,
@@ -354,9 +352,10 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 			l->b[l->nb++] = b;
 			t->items++;
 		}
-		if (!t->t0 || s->time - s->period < t->t0)
-			t->t0 = s->time - s->period;
 	}
+	/* a wait (blocks or their sum): it began period ns before its time */
+	if (s->role != SAMPLE_OTHER && (!t->t0 || s->time - s->period < t->t0))
+		t->t0 = s->time - s->period;
 	if (s->time > t->t1)
 		t->t1 = s->time;
 	if (err)
