@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "perfmap.h"
+#include "synth.h"
 #include "../offcpu.h"
 #include "../perfdata/format.h"
 #include "../perfdata/queue.h"
@@ -410,8 +411,10 @@ void perfmap__name_frames(struct perfmap *pm, uint32_t tgid, const uint64_t *uip
 int perfmap__flush(struct perfmap *pm, struct perf_queue *q, uint64_t sideband_id, size_t gen,
 		   uint64_t time, int kind)
 {
-	char rec[sizeof(struct perf_record_mmap2) + PERFMAP_NAME_LEN + 128];
-	struct perf_event_header *h = (void *)rec;
+	struct synth_queue sq = { .q = q, .time = time, .kind = kind };
+	const struct synth sy = { .sample_type = SIDEBAND_SAMPLE_TYPE, .id = sideband_id,
+				  .time = time, .emit = synth__to_queue, .arg = &sq };
+	char name[PERFMAP_NAME_LEN];
 	int err = 0;
 	size_t i;
 
@@ -421,33 +424,13 @@ int perfmap__flush(struct perfmap *pm, struct perf_queue *q, uint64_t sideband_i
 	for (i = 0; i < nr_pend && !err; i++) {
 		struct pm_proc *p = &pm->p[pend[i].proc];
 		struct pm_entry *e = pend[i].entry < p->nr ? &p->e[pend[i].entry] : NULL;
-		struct perf_record_mmap2 m = { 0 };
-		struct perf_sample sid = { .id = sideband_id, .pid = p->tgid, .tid = p->tgid,
-					   .time = time };
-		size_t len, body;
 
 		if (!e || (e->written == gen + 1 && e->written_at <= time))
 			continue;
 		e->written = (uint32_t)gen + 1;
 		e->written_at = time;
-
-		m.pid = m.tid = p->tgid;
-		m.start = e->start;
-		m.len = e->size;
-		m.prot = PROT_READ | PROT_EXEC;
-		m.flags = MAP_PRIVATE;
-		memset(rec, 0, sizeof(rec));
-		memcpy(rec, &m, sizeof(m));
-		len = (size_t)snprintf(rec + sizeof(m), PERFMAP_NAME_LEN, "%s%s", OFFCPU_NAMED_JIT,
-				       p->names + e->name);
-		if (len >= PERFMAP_NAME_LEN)
-			len = PERFMAP_NAME_LEN - 1;
-		body = PERF_ALIGN(sizeof(m) + len + 1, 8);
-		perf_sample_id__encode(SIDEBAND_SAMPLE_TYPE, &sid, rec + body);
-		h->type = PERF_RECORD_MMAP2;
-		h->misc = PERF_RECORD_MISC_USER;
-		h->size = (uint16_t)(body + perf_sample_id__size(SIDEBAND_SAMPLE_TYPE));
-		err = perf_queue__push(q, h, time, kind);
+		snprintf(name, sizeof(name), "%s%s", OFFCPU_NAMED_JIT, p->names + e->name);
+		err = synth__named(&sy, p->tgid, e->start, e->size, name);
 		if (!err)
 			pm->st.named++;
 	}

@@ -521,6 +521,9 @@ uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *uips, 
 int python__flush(struct python *py, struct record *r, struct perf_queue *q, size_t gen,
 		  uint64_t time, int kind)
 {
+	struct synth_queue sq = { .q = q, .time = time, .kind = kind };
+	const struct synth sy = { .sample_type = SIDEBAND_SAMPLE_TYPE, .id = r->ev.sideband_id,
+				  .time = time, .emit = synth__to_queue, .arg = &sq };
 	struct pyname *nm;
 	int err = 0;
 	size_t i;
@@ -530,11 +533,6 @@ int python__flush(struct python *py, struct record *r, struct perf_queue *q, siz
 	pthread_mutex_lock(&py->lock);
 	for (i = 0; i < nr_pending && !err; i++) {
 		uint32_t id = pending[i];
-		char rec[sizeof(struct perf_record_mmap2) + OFFCPU_PY_NAME_LEN + OFFCPU_PY_FILE_LEN + 128];
-		struct perf_event_header *h = (void *)rec;
-		struct perf_record_mmap2 m = { 0 };
-		struct perf_sample sid = { .id = r->ev.sideband_id, .time = time };
-		size_t len, body;
 
 		/* a name sent just before the stack: maybe not read yet */
 		if (id && (id >= py->cap_names || !py->names[id].text))
@@ -546,22 +544,7 @@ int python__flush(struct python *py, struct record *r, struct perf_queue *q, siz
 			continue;
 		nm->written = (uint32_t)gen + 1;
 		nm->written_at = time;
-		m.pid = m.tid = nm->tgid;
-		m.start = OFFCPU_PYFRAME_OF(id);
-		m.len = OFFCPU_PYFRAME_SIZE;
-		m.prot = PROT_READ | PROT_EXEC;
-		m.flags = MAP_PRIVATE;
-		len = strnlen(nm->text, sizeof(rec) - sizeof(m) - 64);
-		body = PERF_ALIGN(sizeof(m) + len + 1, 8);
-		memset(rec, 0, sizeof(rec));
-		memcpy(rec, &m, sizeof(m));
-		memcpy(rec + sizeof(m), nm->text, len);
-		sid.pid = sid.tid = nm->tgid;
-		perf_sample_id__encode(SIDEBAND_SAMPLE_TYPE, &sid, rec + body);
-		h->type = PERF_RECORD_MMAP2;
-		h->misc = PERF_RECORD_MISC_USER;
-		h->size = (uint16_t)(body + perf_sample_id__size(SIDEBAND_SAMPLE_TYPE));
-		err = perf_queue__push(q, h, time, kind);
+		err = synth__named(&sy, nm->tgid, OFFCPU_PYFRAME_OF(id), OFFCPU_PYFRAME_SIZE, nm->text);
 	}
 	pthread_mutex_unlock(&py->lock);
 	nr_pending = 0;

@@ -12,6 +12,7 @@
 #include "synth.h"
 #include "../util/procmaps.h"
 #include "../perfdata/format.h"
+#include "../perfdata/queue.h"
 #include "../perfdata/sample.h"
 #include "../util/kallsyms.h"
 #include "../util/util.h"
@@ -246,4 +247,17 @@ int synth__kernel_mmap(const struct synth *s)
 	memcpy(buf + sizeof(m), name, sizeof(name));
 	return finish(s, buf, sizeof(m) + sizeof(name), -1, 0, PERF_RECORD_MMAP,
 		      PERF_RECORD_MISC_KERNEL);
+}
+
+int synth__named(const struct synth *s, int pid, uint64_t start, uint64_t len, const char *name)
+{
+	return synth__mmap2(s, pid, pid, start, len, 0, 0, 0, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+			    PERF_RECORD_MISC_USER, name);
+}
+
+int synth__to_queue(const struct perf_event_header *rec, void *arg)
+{
+	const struct synth_queue *sq = arg;
+
+	return perf_queue__push(sq->q, rec, sq->time, sq->kind);
 }

@@ -34,4 +34,19 @@ int synth__mmap2(const struct synth *s, int pid, int tid, uint64_t start, uint64
  * name kernel frames with kallsyms. Returns 0, or -ENOENT without _text. */
 int synth__kernel_mmap(const struct synth *s);
 
+/*
+ * A named frame's MMAP2 (offcpu.h, "Named frames"): process @pid's code at
+ * [@start, @start + @len), r-x and private, named @name ("[py] ...", "[jit] ...").
+ */
+int synth__named(const struct synth *s, int pid, uint64_t start, uint64_t len, const char *name);
+
+struct perf_queue;
+/* An emit target (struct synth's arg): records pushed into @q at @time as @kind. */
+struct synth_queue {
+	struct perf_queue *q;
+	uint64_t time;
+	int kind;
+};
+int synth__to_queue(const struct perf_event_header *rec, void *arg);
+
 #endif
