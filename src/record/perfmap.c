@@ -137,6 +137,46 @@ static int ns_pid(int tgid)
  * that was checked. Returns a descriptor, -ENOENT when there is none, or
  * -EPERM when it is refused.
  */
+/*
+ * Is process @tgid's /tmp (or its root, where /tmp is no mount of its own)
+ * served by FUSE? Its server is a process, which a user can make never
+ * answer (in a user namespace of their own), and the map is read on the
+ * recording's path: such a file is not opened at all. Read from the
+ * process's mountinfo, which procfs makes without asking any filesystem.
+ * Returns 1 (FUSE, or more mounts than are read), 0, or -ENOENT (gone).
+ */
+#define MOUNTINFO_LINES_MAX 100000
+static int tmp_on_fuse(int tgid)
+{
+	char path[64], line[4096];
+	bool fuse = true, tmp_seen = false;
+	unsigned n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS] - FSTYPE ...": the last
+	 * mount on /tmp, else on /, is the one a path under /tmp reaches */
+	while (fgets(line, sizeof(line), f) && n++ < MOUNTINFO_LINES_MAX) {
+		char mnt[4096], *sep = strstr(line, " - ");
+		bool is_tmp;
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		is_tmp = !strcmp(mnt, "/tmp");
+		if (!is_tmp && (strcmp(mnt, "/") || tmp_seen))
+			continue;
+		tmp_seen |= is_tmp;
+		fuse = !strncmp(sep + 3, "fuse", 4);
+	}
+	if (n > MOUNTINFO_LINES_MAX)
+		fuse = true;
+	fclose(f);
+	return fuse;
+}
+
 static int open_map(int tgid)
 {
 	struct stat pst, st, st2;
@@ -146,6 +186,9 @@ static int open_map(int tgid)
 	snprintf(path, sizeof(path), "/proc/%d", tgid);
 	if (stat(path, &pst))
 		return -ENOENT;
+	err = tmp_on_fuse(tgid);
+	if (err)
+		return err < 0 ? err : -EXDEV;
 	snprintf(path, sizeof(path), "/proc/%d/root", tgid);
 	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
@@ -314,11 +357,12 @@ static void look(struct perfmap *pm, struct pm_proc *p, uint64_t now)
 	if (p->fd < 0) {
 		int fd = open_map((int)p->tgid);
 
-		if (fd == -EPERM) {
+		if (fd == -EPERM || fd == -EXDEV) {
 			p->refused = true;
 			pm->st.refused++;
-			pr_info("perf map of process %u not read: not a regular file of its user",
-				p->tgid);
+			pr_info("perf map of process %u not read: %s", p->tgid,
+				fd == -EPERM ? "not a regular file of its user" :
+					       "its /tmp is on FUSE, which may never answer");
 		}
 		if (fd < 0)
 			return;
