@@ -81,6 +81,24 @@ static void test_hashmap(void)
 	CHECK(hashmap__upsert(&m, &i, sizeof(i), &created) && !created);
 	i = 5001;
 	CHECK(hashmap__find(&m, &i, sizeof(i)) == NULL);
+	/* every other key removed: the rest still found, wherever their runs were */
+	for (i = 0; i < 5000; i += 2)
+		bad += !hashmap__remove(&m, &i, sizeof(i));
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(m.len, 2500);
+	CHECK(!hashmap__remove(&m, &(int){ 0 }, sizeof(int)));
+	for (i = 0; i < 5000; i++) {
+		uint64_t *v = hashmap__find(&m, &i, sizeof(i));
+
+		bad += i % 2 ? !v || *v != (uint64_t)i * 3 : v != NULL;
+	}
+	CHECK_EQ_U64(bad, 0);
+	for (i = 10000; i < 12500; i++) /* the holes are used again */
+		bad += !hashmap__upsert(&m, &i, sizeof(i), &created) || !created;
+	for (i = 1; i < 5000; i += 2)
+		bad += !hashmap__find(&m, &i, sizeof(i));
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(m.len, 5000);
 	hashmap__free(&m);
 }
 
