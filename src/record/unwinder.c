@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "tablemem.h"
 #include "unwinder.h"
+#include "../util/objread.h"
 #include "../unwind/oracle.h"
 #include "../unwind/tables.h"
 #include "../util/hashmap.h"
@@ -176,8 +177,12 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	int created, e;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", tgid, range);
-	if (stat(path, &sb))
+	e = objread_stat(path, &sb);
+	if (e) {
+		if (e != -ENOENT && e != -ESRCH)
+			pr_info("no unwind table for %s: %s", name, objread_why(e));
 		return 0;
+	}
 	k = (struct obj_key){ sb.st_dev, sb.st_ino, (uint64_t)sb.st_size,
 			      (uint64_t)sb.st_mtim.tv_sec * 1000000000ULL + (uint64_t)sb.st_mtim.tv_nsec };
 	v = hashmap__find(&u->objs, &k, sizeof(k));
