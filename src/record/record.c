@@ -173,8 +173,12 @@ static int finish(struct record *r)
 	if (err)
 		return err;
 	if (!r->o.quiet) {
+		struct perfmap_stats pst;
+
 		print_summary(r, output_size(r));
 		python__summary(r->py, stderr);
+		perfmap__stats(r->perfmap, &pst);
+		summary__print_perfmap(stderr, &pst);
 	}
 	return 0;
 }

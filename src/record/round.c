@@ -98,6 +98,15 @@ static void account(struct record *r, const struct perf_event_header *h, int kin
 	}
 }
 
+/* A process exited (seen in time order): what record keeps of it can go. */
+static void process_exited(struct record *r, const struct perf_event_header *h)
+{
+	struct perf_record_task task;
+
+	if (perf_record__copy(h, &task, sizeof(task)) && task.pid == task.tid)
+		perfmap__exit(r->perfmap, (int)task.pid);
+}
+
 /*
  * The process filter, in time order: a FORK is seen before its child's
  * records. A writer thread keeps side-band whole (a FORK on another thread's
@@ -142,6 +151,8 @@ int round__write(struct record *r, struct round *rd)
 			pthread_mutex_lock(&r->lock);
 		account(r, h, kind, rd->batch->refs[i].aux);
 		err = maptab__observe(r->maps, h);
+		if (kind == SRC_SIDEBAND && h->type == PERF_RECORD_EXIT)
+			process_exited(r, h);
 		if (rd->shared)
 			pthread_mutex_unlock(&r->lock);
 		if (h->type == PERF_RECORD_SAMPLE)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include "summary.h"
 #include "python.h"
+#include "../util/objread.h"
 #include "../util/util.h"
 
 #define NO_NS (-1)
@@ -104,12 +106,14 @@ static void print_unwind(FILE *f, const struct summary *s)
 	fprintf(f, "\n");
 	if (s->late && (s->late->start || s->late->deferred))
 		fprintf(f, "offcpu: user stacks finished in user space (libdw): %llu threads blocked at "
-			"the start (%llu with a stack, %llu ran before it was read; %llu knew since "
+			"the start (%llu with a stack, %llu ran before it was read, %llu with their "
+			"stack in a mapped file, not read; %llu knew since "
 			"when; %.0f us each); %llu walks that met code with no table yet (%llu "
 			"finished, %llu not: the process gone or not unwound; %.0f us each); %llu not "
 			"sent (buffer full)\n",
 			(unsigned long long)s->late->start, (unsigned long long)s->late->start_unwound,
-			(unsigned long long)s->late->start_ran, (unsigned long long)s->late->start_began,
+			(unsigned long long)s->late->start_ran,
+			(unsigned long long)s->late->start_in_file, (unsigned long long)s->late->start_began,
 			s->late->start ? (double)s->late->start_ns / 1e3 / (double)s->late->start : 0,
 			(unsigned long long)s->late->deferred,
 			(unsigned long long)s->late->deferred_unwound,
@@ -456,4 +460,31 @@ void summary__print_python(FILE *f, const struct python_stats *st)
 		(unsigned long long)st->frames, (unsigned long long)st->names,
 		(unsigned long long)st->faults, (unsigned long long)st->cut, OFFCPU_PY_FRAMES,
 		(unsigned long long)st->names_lost);
+}
+
+void summary__print_perfmap(FILE *f, const struct perfmap_stats *st)
+{
+	char peak[32], all[32];
+
+	if (!st->maps && !st->refused && !st->cut)
+		return;
+	fmt_size(st->bytes_peak, peak, sizeof(peak));
+	fmt_size(PERFMAP_MEM_MAX, all, sizeof(all));
+	fprintf(f, "offcpu: perf maps: %llu read, %llu entries, %llu JIT frames named by %llu "
+		"records; %s at most of the %s they may hold", (unsigned long long)st->maps,
+		(unsigned long long)st->entries, (unsigned long long)st->frames,
+		(unsigned long long)st->named, peak, all);
+	if (st->freed)
+		fprintf(f, ", %llu processes' freed after they exited", (unsigned long long)st->freed);
+	fprintf(f, "\n");
+	if (st->cut)
+		fprintf(f, "offcpu: WARNING: perf maps of %llu processes read only up to what one "
+			"process's may hold (a quarter of %s) or what all may (the first: pid %u): "
+			"their later JIT frames are unnamed\n", (unsigned long long)st->cut, all,
+			st->first_cut);
+	if (st->refused)
+		fprintf(f, "offcpu: perf maps of %llu processes not read (the first, pid %u: %s)\n",
+			(unsigned long long)st->refused, st->first_refused,
+			st->first_refused_err == -EPERM ? "not a regular file of its user" :
+							   objread_why(st->first_refused_err));
 }

@@ -19,6 +19,7 @@
 #include "../offcpu.h"
 #include "unwinder.h"
 #include "userstacks.h"
+#include "perfmap.h"
 
 /* The BPF program's counters, then those user space keeps. */
 enum {
@@ -100,5 +101,8 @@ extern const char *const unwind_end_names[UNW_REASONS];
  * the warning worded by their size.
  */
 void summary__print(FILE *f, const struct summary *s);
+
+/* The lines on perf maps: what was read, named, refused and cut (none when none was looked at). */
+void summary__print_perfmap(FILE *f, const struct perfmap_stats *st);
 
 #endif
