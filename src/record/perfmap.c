@@ -18,6 +18,7 @@
 #include "../perfdata/sample.h"
 #include "../util/hashmap.h"
 #include "../util/objread.h"
+#include "../util/ranges.h"
 #include "../util/util.h"
 #include "../util/worker.h"
 
@@ -27,9 +28,9 @@
 #endif
 
 #define LINE_MAX_LEN 4096 /* a longer line is skipped */
-#define BACK_SCAN 8 /* entries before the found one looked at for an overlapping later one */
 #define PROC_MEM_MAX (PERFMAP_MEM_MAX / 4) /* what one process's map may hold */
 
+/* An entry of a map; its range is in the process's rangeset (a later one wins). */
 struct pm_entry {
 	uint64_t start;
 	uint32_t size;
@@ -37,12 +38,6 @@ struct pm_entry {
 	uint32_t written; /* 1 + the file it has a record in; 0: none */
 	uint32_t pad;
 	uint64_t written_at; /* that record's time */
-};
-
-/* Entries' indexes sorted by start, then by index: a later entry wins where they overlap. */
-struct pm_run {
-	uint32_t *idx;
-	size_t n;
 };
 
 enum { PM_NEW, PM_OPEN, PM_NONE, PM_REFUSED };
@@ -58,8 +53,7 @@ struct pm_proc {
 	uint64_t asked, done; /* looks asked for, and done: tickets */
 	struct pm_entry *e; /* in the file's order */
 	size_t nr, cap;
-	struct pm_run *runs; /* older ones first; merged as they grow */
-	size_t nr_runs, cap_runs;
+	struct rangeset ranges; /* value: the entry */
 	char *names;
 	size_t names_len, names_cap;
 	uint64_t bytes; /* the memory charged for it */
@@ -93,7 +87,6 @@ struct batch {
 	size_t nr, cap;
 	char *names;
 	size_t names_len, names_cap;
-	uint32_t *idx;
 	uint64_t consumed; /* bytes of whole lines */
 	bool over; /* a bound was met: the map is read no further */
 };
@@ -126,13 +119,9 @@ struct perfmap *perfmap__new(void)
 
 static void proc_release(struct perfmap *pm, struct pm_proc *p)
 {
-	size_t i;
-
 	if (p->fd >= 0)
 		close(p->fd);
-	for (i = 0; i < p->nr_runs; i++)
-		free(p->runs[i].idx);
-	free(p->runs);
+	rangeset__free(&p->ranges);
 	free(p->e);
 	free(p->names);
 	pm->st.bytes -= p->bytes;
@@ -273,19 +262,9 @@ static bool parse_line(struct batch *b, char *line, size_t len)
 	return true;
 }
 
-static const struct pm_entry *sort_e; /* qsort's context: the reader's alone */
-
-static int by_start(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	if (sort_e[x].start != sort_e[y].start)
-		return sort_e[x].start < sort_e[y].start ? -1 : 1;
-	return x < y ? -1 : 1;
-}
-
-/* Read what the map at @fd gained past @off (whole lines, a bounded piece) into @b. */
-static void read_piece(int fd, uint64_t off, struct batch *b)
+/* Read what the map at @fd gained past @off (whole lines, a bounded piece) into @b;
+ * stopped where *@stop is set (the recording ends). */
+static void read_piece(int fd, uint64_t off, struct batch *b, volatile int *stop)
 {
 	char *buf;
 	ssize_t n;
@@ -302,6 +281,8 @@ static void read_piece(int fd, uint64_t off, struct batch *b)
 	for (i = 0; n > 0 && i < (size_t)n; i++) {
 		if (buf[i] != '\n')
 			continue;
+		if (!(b->nr & 0xffff) && *stop)
+			break;
 		/* a line too long to be an entry is skipped whole */
 		if (i - at < LINE_MAX_LEN && !parse_line(b, buf + at, i - at)) {
 			b->over = true;
@@ -314,60 +295,39 @@ static void read_piece(int fd, uint64_t off, struct batch *b)
 		at = (size_t)n;
 	b->consumed = at; /* a partial last line is read again, whole, next time */
 	free(buf);
-	if (!b->nr || !(b->idx = malloc(b->nr * sizeof(*b->idx)))) {
-		b->nr = 0;
-		return;
-	}
-	for (i = 0; i < b->nr; i++)
-		b->idx[i] = (uint32_t)i;
-	sort_e = b->e;
-	qsort(b->idx, b->nr, sizeof(*b->idx), by_start);
 }
 
 static uint64_t proc_bytes(const struct pm_proc *p)
 {
-	uint64_t n = p->cap * sizeof(*p->e) + p->names_cap + p->cap_runs * sizeof(*p->runs);
-	size_t i;
-
-	for (i = 0; i < p->nr_runs; i++)
-		n += p->runs[i].n * sizeof(uint32_t);
-	return n;
-}
-
-/* Merge @p's last two runs into one (under the lock). 0 or -ENOMEM. */
-static int merge_last(struct pm_proc *p)
-{
-	struct pm_run *a = &p->runs[p->nr_runs - 2], *b = &p->runs[p->nr_runs - 1];
-	uint32_t *m = malloc((a->n + b->n) * sizeof(*m));
-	size_t i = 0, j = 0, k = 0;
-
-	if (!m)
-		return -ENOMEM;
-	while (i < a->n || j < b->n) {
-		bool take_a = j >= b->n ||
-			      (i < a->n && (p->e[a->idx[i]].start < p->e[b->idx[j]].start ||
-					    (p->e[a->idx[i]].start == p->e[b->idx[j]].start &&
-					     a->idx[i] < b->idx[j])));
-
-		m[k++] = take_a ? a->idx[i++] : b->idx[j++];
-	}
-	free(a->idx);
-	free(b->idx);
-	a->idx = m;
-	a->n = k;
-	p->nr_runs--;
-	return 0;
+	return p->cap * sizeof(*p->e) + p->names_cap + rangeset__bytes(&p->ranges);
 }
 
 /*
  * Add @b's entries to @p (under the lock), as many as its share and the
  * total allow; false when a bound cut it.
  */
+/* A capacity after grow_to() made room for @need in @cap. */
+static size_t grown(size_t cap, size_t need)
+{
+	return need <= cap ? cap : need > cap + cap / 4 ? need : cap + cap / 4;
+}
+
+/* What @p holds at most once @n more entries with @names bytes of names are added. */
+static uint64_t bytes_after(const struct pm_proc *p, size_t n, size_t names)
+{
+	size_t r = rangeset__len(&p->ranges) + n;
+
+	/* the rangeset's arrays double as they grow: twice what it holds, at most */
+	return grown(p->cap, p->nr + n) * sizeof(*p->e) +
+	       grown(p->names_cap, p->names_len + names) +
+	       ((uint64_t)r * 2 + 16) * (sizeof(struct range) + sizeof(struct range_run)) +
+	       (uint64_t)r * sizeof(uint32_t);
+}
+
 static bool append(struct perfmap *pm, struct pm_proc *p, struct batch *b)
 {
 	uint64_t before = p->bytes, room_all, room_proc, need;
-	size_t n = b->nr, i, k;
-	uint32_t *idx;
+	size_t n = b->nr, i, names;
 
 	if (!n)
 		return true;
@@ -375,55 +335,38 @@ static bool append(struct perfmap *pm, struct pm_proc *p, struct batch *b)
 	room_all = PERFMAP_MEM_MAX > pm->st.bytes ? PERFMAP_MEM_MAX - pm->st.bytes : 0;
 	room_proc = PROC_MEM_MAX > p->bytes ? PROC_MEM_MAX - p->bytes : 0;
 	for (;;) {
-		need = (uint64_t)n * (sizeof(struct pm_entry) * 5 / 4 + sizeof(uint32_t) * 2) +
-		       (n == b->nr ? b->names_len : b->e[n].name) * 5 / 4;
+		names = n == b->nr ? b->names_len : b->e[n].name;
+		need = bytes_after(p, n, names) - p->bytes;
 		if ((need <= room_all && need <= room_proc) || !n)
 			break;
 		n = n / 2;
 	}
 	if (n < b->nr)
 		pm->st.over += b->nr - n;
-	if (!n ||
-	    grow_to((void **)&p->e, &p->cap, p->nr + n, sizeof(*p->e)) ||
-	    grow_to((void **)&p->names, &p->names_cap,
-		    p->names_len + (n == b->nr ? b->names_len : b->e[n].name), 1) ||
-	    grow_to((void **)&p->runs, &p->cap_runs, p->nr_runs + 1, sizeof(*p->runs)) ||
-	    !(idx = malloc(n * sizeof(*idx))))
+	if (!n || grow_to((void **)&p->e, &p->cap, p->nr + n, sizeof(*p->e)) ||
+	    grow_to((void **)&p->names, &p->names_cap, p->names_len + names, 1))
 		return false;
+	memcpy(p->names + p->names_len, b->names, names);
 	for (i = 0; i < n; i++) {
-		p->e[p->nr + i] = b->e[i];
-		p->e[p->nr + i].name += (uint32_t)p->names_len;
+		p->e[p->nr] = b->e[i];
+		p->e[p->nr].name += (uint32_t)p->names_len;
+		if (rangeset__add(&p->ranges, b->e[i].start, b->e[i].size, (uint32_t)p->nr))
+			break;
+		p->nr++;
 	}
-	memcpy(p->names + p->names_len, b->names,
-	       n == b->nr ? b->names_len : b->e[n].name);
-	/* the run keeps the sorted order of the entries kept */
-	for (i = k = 0; i < b->nr; i++)
-		if (b->idx[i] < n)
-			idx[k++] = (uint32_t)(p->nr + b->idx[i]);
-	p->runs[p->nr_runs++] = (struct pm_run){ idx, k };
-	p->nr += n;
-	p->names_len += n == b->nr ? b->names_len : b->e[n].name;
-	pm->st.entries += n;
-	/* a run at least half the size of the one before is merged into it:
-	 * a map read in many pieces keeps a few runs, each entry merged a few times */
-	while (p->nr_runs >= 2 && p->runs[p->nr_runs - 2].n <= 2 * p->runs[p->nr_runs - 1].n &&
-	       !merge_last(p))
-		;
+	p->names_len += names;
+	pm->st.entries += i;
 	p->bytes = proc_bytes(p);
 	pm->st.bytes += p->bytes - before;
 	if (pm->st.bytes > pm->st.bytes_peak)
 		pm->st.bytes_peak = pm->st.bytes;
-	return n == b->nr;
+	return n == b->nr && i == n;
 }
 
 /* Forget what @p read (its map was written anew): its memory given back. */
 static void proc_reset(struct perfmap *pm, struct pm_proc *p)
 {
-	size_t i;
-
-	for (i = 0; i < p->nr_runs; i++)
-		free(p->runs[i].idx);
-	p->nr_runs = 0;
+	rangeset__free(&p->ranges);
 	p->nr = p->names_len = 0;
 	p->off = 0;
 	pm->st.bytes -= p->bytes;
@@ -471,7 +414,7 @@ static void look(struct perfmap *pm, uint32_t slot)
 		if (anew)
 			off = 0;
 		if ((uint64_t)st.st_size > off)
-			read_piece(fd, off, &b);
+			read_piece(fd, off, &b, &pm->stop);
 	}
 	pthread_mutex_lock(&pm->lock);
 	p = &pm->p[slot];
@@ -504,7 +447,6 @@ static void look(struct perfmap *pm, uint32_t slot)
 	pthread_cond_broadcast(&pm->served);
 	free(b.e);
 	free(b.names);
-	free(b.idx);
 }
 
 /* Free the processes that exited PERFMAP_GONE_MS ago and more (under the lock). */
@@ -615,8 +557,9 @@ static bool ask(struct perfmap *pm, uint32_t slot, bool wait)
 	pthread_cond_signal(&pm->work);
 	if (!wait || !pm->running)
 		return false;
-	/* a reader slow on something (another process's map) is not waited for */
-	if (pm->busy_since && now - pm->busy_since > PERFMAP_WAIT_MS * 1000000ULL) {
+	/* waited for only when the reader has nothing else to do: a reader busy
+	 * with other maps (or stuck) costs the samples their names, never time */
+	if (pm->busy_since || pm->q_len - pm->q_head > 1) {
 		pm->st.waits_missed++;
 		return false;
 	}
@@ -672,29 +615,9 @@ void perfmap__exit(struct perfmap *pm, int tgid)
 /* The entry holding @ip (the latest where entries overlap), or -1. */
 static long find(const struct pm_proc *p, uint64_t ip)
 {
-	long best = -1;
-	size_t r;
+	uint32_t e;
 
-	for (r = 0; r < p->nr_runs; r++) {
-		const struct pm_run *run = &p->runs[r];
-		size_t lo = 0, hi = run->n, k;
-
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (p->e[run->idx[mid]].start <= ip)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (k = 0; k < BACK_SCAN && lo > k; k++) {
-			uint32_t i = run->idx[lo - 1 - k];
-
-			if (ip - p->e[i].start < p->e[i].size && (best < 0 || i > (uint32_t)best))
-				best = i;
-		}
-	}
-	return best;
+	return rangeset__find(&p->ranges, ip, &e) ? (long)e : -1;
 }
 
 void perfmap__name_frames(struct perfmap *pm, uint32_t tgid, const uint64_t *uips, uint32_t nu)

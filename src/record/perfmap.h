@@ -19,8 +19,10 @@
  *   encodes a sample: that one looks up what was read, asks the reader to
  *   look again when a frame is in no entry (at most every
  *   PERFMAP_REFRESH_MS per process), and waits for it PERFMAP_WAIT_MS at
- *   most, not at all while the reader is slow or stuck. The reader is left
- *   behind at the end if it does not stop within PERFMAP_STOP_MS.
+ *   most, and only when the reader had nothing else to do: a reader busy
+ *   with other maps, or stuck, costs samples their names, never time. The
+ *   reader is left behind at the end if it does not stop within
+ *   PERFMAP_STOP_MS.
  * - A map is read as it grows, a bounded piece at a time, into sorted runs
  *   merged as they grow (no sort of the whole map at each look). Memory is
  *   bounded in all (PERFMAP_MEM_MAX) and per process (a quarter of it), and
