@@ -30,6 +30,8 @@ struct ns_table {
 	bool too_large;
 	bool stale; /* changed since it was read */
 	uint64_t read_ns;
+	uint64_t window_ns; /* reads again since then: at most MOUNTS_REREADS in a window */
+	unsigned rereads;
 	uint64_t used; /* for the least recently used */
 	struct mnt_ent *e; /* by id */
 	size_t nr, cap;
@@ -247,11 +249,22 @@ int mounts__check(int pid, uint64_t mnt_id)
 	p = (struct pollfd){ .fd = t->fd, .events = POLLPRI };
 	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLPRI | POLLERR)))
 		t->stale = true;
-	if (t->stale && now_ns() - t->read_ns >= MOUNTS_REREAD_MS * 1000000ULL) {
-		M.st.reads++;
-		err = table_read(t);
-		if (err)
-			goto out;
+	if (t->stale) {
+		uint64_t now = now_ns();
+
+		/* read again at once, but a few times a window at most: a namespace
+		 * whose mounts keep changing (its user's doing) costs little */
+		if (now - t->window_ns >= MOUNTS_REREAD_MS * 1000000ULL) {
+			t->window_ns = now;
+			t->rereads = 0;
+		}
+		if (t->rereads < MOUNTS_REREADS) {
+			t->rereads++;
+			M.st.reads++;
+			err = table_read(t);
+			if (err)
+				goto out;
+		}
 	}
 	if (t->stale) {
 		err = -EAGAIN;

@@ -21,9 +21,10 @@
  * refused too.
  *
  * Each namespace's table is read once and again only when the kernel says
- * it changed (poll() on the open table), at most every MOUNTS_REREAD_MS; a
- * table of over MOUNTS_MAX mounts is not kept, and everything in that
- * namespace is refused. At most MOUNTS_NS_MAX namespaces are kept (the
+ * it changed (poll() on the open table), at most MOUNTS_REREADS times every
+ * MOUNTS_REREAD_MS (past that, its files are refused until the next window:
+ * -EAGAIN, for the caller to try again later); a table of over MOUNTS_MAX
+ * mounts is not kept, and everything in that namespace is refused. At most MOUNTS_NS_MAX namespaces are kept (the
  * least recently used dropped). Thread-safe; the tables are this file's.
  */
 #ifndef OFFCPU_UTIL_MOUNTS_H
@@ -34,12 +35,14 @@
 #define MOUNTS_MAX 10000
 #define MOUNTS_NS_MAX 256
 #define MOUNTS_REREAD_MS 1000
+#define MOUNTS_REREADS 4
 
 /*
  * Whether mount @mnt_id, as seen from process @pid's mount namespace (0: this
  * process's), may be read: 0, or -EXDEV (a file system a user serves),
  * -ENOENT (not in the table), -E2BIG (a namespace of too many mounts),
- * -EAGAIN (the table changed and is not read again yet), -ESRCH (@pid gone).
+ * -EAGAIN (the table changed and is not read again yet: a passing refusal),
+ * -ESRCH (@pid gone).
  */
 int mounts__check(int pid, uint64_t mnt_id);
 
