@@ -31,6 +31,13 @@ void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * fprintf() @fmt to @f, escaped as the logger's messages are (str_escape()),
+ * but for one newline it may end with: for what the summary prints, which
+ * names other users' objects and processes.
+ */
+void fprintf_escaped(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* pwrite() all of @buf at @off, retrying short writes. Returns 0 or -errno. */
 int write_full_at(int fd, const void *buf, size_t len, uint64_t off);
 /* write() all of @buf, retrying short writes and EINTR. Returns 0 or -errno. */
