@@ -59,10 +59,21 @@ uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *uips, 
 int python__flush(struct python *py, struct record *r, struct perf_queue *q, size_t gen,
 		  uint64_t time, int kind);
 
+/*
+ * Process @tgid exited: its names are freed a few seconds later (samples of
+ * it still on their way need them). NULL @py: nothing.
+ */
+void python__exit(struct python *py, uint32_t tgid);
+
 /* Counters for the summary: walks, frames, faults, cut walks, names, names lost. */
 struct python_stats {
 	uint64_t walks, frames, faults, cut, names, names_lost;
 	uint64_t procs; /* Python processes found */
+	uint64_t names_dropped; /* names received and not kept: over a memory bound */
+	uint64_t procs_cut; /* processes cut off: their ids or their share of the memory used up */
+	uint32_t first_cut;
+	uint64_t bytes_peak; /* the names' memory at its largest */
+	uint64_t procs_freed; /* processes whose names were freed after they exited */
 };
 void python__stats(struct python *py, struct python_stats *st);
 

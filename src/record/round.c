@@ -103,8 +103,10 @@ static void process_exited(struct record *r, const struct perf_event_header *h)
 {
 	struct perf_record_task task;
 
-	if (perf_record__copy(h, &task, sizeof(task)) && task.pid == task.tid)
-		perfmap__exit(r->perfmap, (int)task.pid);
+	if (!perf_record__copy(h, &task, sizeof(task)) || task.pid != task.tid)
+		return;
+	perfmap__exit(r->perfmap, (int)task.pid);
+	python__exit(r->py, task.pid);
 }
 
 /*

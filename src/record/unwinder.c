@@ -199,8 +199,8 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	t0 = now_ns();
 	e = unwind_table__build(&t, path, &u->budget, err, sizeof(err));
 	u->st.build_ns += now_ns() - t0;
-	if (e == -ECANCELED)
-		return 0; /* the recording is ending: not remembered as failed */
+	if (e == -ECANCELED || e == -EAGAIN || e == -EWOULDBLOCK)
+		return 0; /* the recording is ending, or refused for now: not remembered as failed */
 	if (e) {
 		/* the message names /proc/PID/map_files/...: say which object that is */
 		pr_info("no unwind table for %s (%s)", name, err);
