@@ -176,6 +176,8 @@ int split_file(struct record *r);
 void free_threads(struct record *r);
 int start_threads(struct record *r);
 int stop_threads(struct record *r);
+/* The first error a writer thread met (its writes stopped), or 0. */
+int threads_error(struct record *r);
 
 /* flight.c: the flight recorder */
 int open_bpf_output(struct record *r, struct collector_opts *co);

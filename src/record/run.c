@@ -148,6 +148,9 @@ int main_loop(struct record *r)
 		if (slow)
 			usleep((useconds_t)atoi(slow) * 1000);
 		err = flush_due_sums(r);
+		/* a writer thread that failed (a full disk) ends the recording now, as
+		 * the main loop's own write would, not when -d runs out */
+		err = err ?: threads_error(r);
 		if (err)
 			break;
 		if (targets_gone(r, pfds, nsb + non + 1))
