@@ -38,7 +38,7 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/*.c)) $(REPORT_LIB_SRCS) \
 	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c $(sort $(wildcard src/unwind/*.c))
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
 	$(BUILD)/tests/hostile
-WORKLOADS += $(BUILD)/tests/hang
+WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/fusehang $(BUILD)/tests/fakepy
 
 .PHONY: all clean check check-run unit demo install deps bench
 
@@ -83,6 +83,11 @@ $(BUILD)/tests/gt_nofp: tests/workloads/gt_nofp.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -pthread $< -o $@
 
+# looks like CPython 3.11 to offcpu: its symbols in .dynsym
+$(BUILD)/tests/fakepy: tests/workloads/fakepy.c src/offcpu.h
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -rdynamic -Wall -Wextra -pthread $< -o $@
+
 $(BUILD)/tests/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -pthread $< -o $@
@@ -106,7 +111,7 @@ $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $< $(FUZZ_SRCS) -o $@
 
-FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/perfdata/wakers.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/util/objread.c src/util/mounts.c src/util/outfile.c src/util/safepath.c \
+FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/perfdata/wakers.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/util/objread.c src/util/mounts.c src/util/ranges.c src/util/outfile.c src/util/safepath.c \
 	$(REPORT_LIB_SRCS) src/unwind/oracle.c
 $(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wildcard src/*/*.h)
 	@mkdir -p $(@D)
