@@ -99,8 +99,9 @@ interrupted_record() {
 	"$OFFCPU" report -i int.data >/dev/null || fail "the interrupted recording does not read"
 }
 
-# python_sleeper: a python3 that sleeps 4 s in py_sleeper(), started 0.3 s after the next
-# recording (timed_record) began; it writes when it began (CLOCK_MONOTONIC) to sleeper.start
+# python_sleeper: a python3 (pid PYPID) that sleeps 4 s in py_sleeper(), started 0.3 s after
+# the next recording (timed_record) began; it writes when it began (CLOCK_MONOTONIC) to
+# sleeper.start
 python_sleeper() {
 	printf 'import time\nopen("sleeper.start", "w").write("%%.3f" %% time.monotonic())\ndef py_sleeper():\n    for i in range(80):\n        time.sleep(0.05)\npy_sleeper()\n' >sleeper.py
 	chmod 644 sleeper.py
@@ -117,7 +118,7 @@ python_checked() {
 	wait $PYPID
 	[ -s sleeper.start ] || fail "the python sleeper did not run"
 	from=$(awk '{ printf "%.3f", $1 + 2 }' sleeper.start)
-	"$OFFCPU" report -i rec.data --folded --time="$from," >rec.folded 2>/dev/null ||
+	"$OFFCPU" report -i rec.data --folded --time="$from," --pid="$PYPID" >rec.folded 2>/dev/null ||
 		fail "report --folded failed"
 	all=$(awk '/^python3;/ && /clock_nanosleep|pysleep|time_sleep/ { t += $NF } END { print t + 0 }' rec.folded)
 	named=$(awk '/^python3;/ && /;py_sleeper;/ { t += $NF } END { print t + 0 }' rec.folded)
