@@ -23,6 +23,7 @@
 #include "../util/objread.h"
 #include "../util/procmaps.h"
 #include "../util/util.h"
+#include "../util/worker.h"
 
 /* What an object holds of CPython: found by its dynamic symbols. */
 struct pyobj {
@@ -570,7 +571,7 @@ struct python *python__new(struct collector *c)
 		return NULL;
 	}
 	py_targets(py, collector__python_fd(c, "tgid_filter"));
-	if ((errno = pthread_create(&py->thread, NULL, run, py))) {
+	if ((errno = -worker__start(&py->thread, run, py))) {
 		python__free(py);
 		return NULL;
 	}
@@ -585,19 +586,10 @@ void python__free(struct python *py)
 	if (!py)
 		return;
 	if (py->started) {
-		struct timespec until;
-
 		py->stop = 1;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 1;
-		if (pthread_timedjoin_np(py->thread, NULL, &until)) {
-			/* stuck on another user's file that blocks (FUSE): its state
-			 * goes with the process */
-			pr_warn("the Python process reader did not stop within 1 s (reading a file "
-				"that blocks?): left behind");
-			pthread_detach(py->thread);
+		/* stuck on something another user controls: its state goes with the process */
+		if (!worker__join_within(py->thread, 1000, "the Python process reader"))
 			return;
-		}
 	}
 	ring_buffer__free(py->rb);
 	for (i = 0; i < py->nr_proc; i++)
