@@ -382,6 +382,12 @@ void summary__print(FILE *f, const struct summary *s)
 		fprintf_escaped(f, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
 			(unsigned long long)s->oncpu_samples, (unsigned long long)s->freq);
 	fmt_size(s->file_size, size, sizeof(size));
+	if (s->procs_given)
+		fprintf_escaped(f, "offcpu: followed %zu processes: %zu given with -p, %zu they had "
+			"forked before the recording, %zu forked since\n", s->procs_followed,
+			s->procs_given, s->procs_before,
+			s->procs_followed > s->procs_given + s->procs_before ?
+				s->procs_followed - s->procs_given - s->procs_before : 0);
 	if (s->to_stdout)
 		fprintf_escaped(f, "offcpu: wrote the recording to standard output\n");
 	else if (s->fifo)

@@ -73,6 +73,8 @@ struct summary {
 	/* off-CPU time written (the time seen is a counter, OFFCPU_CNT_BLOCKS_NS) */
 	uint64_t offcpu_ns, streamed, summed, distinct_stacks;
 	size_t threads;
+	/* -p: its processes, those they forked before (followed too), all followed in the end */
+	size_t procs_given, procs_before, procs_followed;
 	uint64_t oncpu_samples, freq; /* freq 0: no on-CPU sampling */
 	const char *output; /* the last file, or NULL with to_stdout */
 	bool to_stdout, fifo, rotate;
