@@ -35,12 +35,12 @@ enum {
 
 static const struct argp_option record_options[] = {
 	{ 0, 0, 0, 0, "Targets (a command after --, or -p, -t, -a, -C, -G):", 1 },
-	{ "pid", 'p', "PID[,PID...]", 0, "Record these processes (all their threads, and the processes they fork from now on) until they exit", 1 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Record these processes (all their threads, the processes they forked before, and those they fork from now on) until they exit", 1 },
 	{ "tid", 't', "TID[,TID...]", 0, "Record these threads only", 1 },
 	{ "all-cpus", 'a', 0, 0, "Record every process on the system", 1 },
 	{ "cpu", 'C', "CPU-LIST", 0, "Only blocks that begin on these CPUs, e.g. 0,2-3", 1 },
 	{ "cgroup", 'G', "CGROUP", 0, "Only tasks in this cgroup v2 (path below the cgroup2 mount, or absolute)", 1 },
-	{ "no-inherit", OPT_NO_INHERIT, 0, 0, "Do not follow the processes the command or -p processes fork (their threads are always followed)", 1 },
+	{ "no-inherit", OPT_NO_INHERIT, 0, 0, "Do not follow the processes the command or -p processes fork, or forked before (their threads are always followed)", 1 },
 	{ 0, 0, 0, 0, "What to record:", 2 },
 	{ "off-cpu-thresh", OPT_THRESH, "MS", 0, "Blocks of at least MS milliseconds are written at once as their own sample, with their real time; shorter ones are summed in the kernel and written every --flush interval (default 500; 0 writes every block)", 2 },
 	{ "flush", OPT_FLUSH, "TIME", 0, "Write the blocks summed in the kernel every TIME, as samples stamped with the end of that interval (default 1s; 0: once per file, at its end)", 2 },
