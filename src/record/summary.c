@@ -296,8 +296,10 @@ static bool loss_matters(const struct loss *l, const uint64_t *cnt, const struct
 
 /*
  * The line above the losses, by their size: blocks missing from the file
- * always warn (perf warns of them too), saying how many; blocks kept with
- * less detail warn only when they are 1% or more of the blocks or the time.
+ * are always said, with how many, as a WARNING when they are
+ * LOSS_WARN_PERMILLE or more of the blocks or of the time (a few blocks of a
+ * long recording are not); blocks kept with less detail warn only when they
+ * are 1% or more of the blocks or the time.
  */
 static void print_losses(FILE *f, const struct summary *s)
 {
@@ -333,8 +335,11 @@ static void print_losses(FILE *f, const struct summary *s)
 	if (!any) {
 		fprintf_escaped(f, "offcpu: nothing dropped\n");
 	} else if (time_lost && lost) {
-		fprintf_escaped(f, "offcpu: WARNING: this recording is incomplete%s: %s of %s blocks (%s) "
-			"are missing", matters ? "" : ", if only slightly",
+		bool warn = lost * 1000 >= t.blocks * LOSS_WARN_PERMILLE ||
+			    lost_ns * 1000 >= t.ns * LOSS_WARN_PERMILLE;
+
+		fprintf_escaped(f, "offcpu: %sthis recording is incomplete%s: %s of %s blocks (%s) "
+			"are missing", warn ? "WARNING: " : "", matters ? "" : ", if only slightly",
 			fmt_count(lost, a, sizeof(a)), fmt_count(t.blocks, b, sizeof(b)),
 			fmt_pct(lost, t.blocks, c, sizeof(c)));
 		if (lost_ns)

@@ -30,6 +30,9 @@ enum {
 	CNT_ALL,
 };
 
+/* Blocks missing from the file warn from this share (per mille) of the blocks or the time on. */
+#define LOSS_WARN_PERMILLE 1
+
 enum loss_kind {
 	LOSS_TIME, /* blocks and their time are missing */
 	LOSS_DEGRADED, /* blocks kept with less: no stack, no timestamp, not followed */

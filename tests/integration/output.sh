@@ -24,7 +24,7 @@ test_switch_output_time() {
 		[[ $f =~ ^rot\.data\.[0-9]{16}$ ]] || fail "bad name $f"
 		perf script -i "$f" >/dev/null 2>err.txt || fail "perf script cannot read $f"
 		# perf may warn of losses only when offcpu reported them
-		[ ! -s err.txt ] || grep -q "WARNING: this recording is incomplete" rec.err ||
+		[ ! -s err.txt ] || grep -q "this recording is incomplete" rec.err ||
 			{ cat err.txt; fail "perf script warned on $f"; }
 		"$OFFCPU" report -i "$f" >/dev/null || fail "offcpu report cannot read $f"
 	done
@@ -88,7 +88,7 @@ flight_recorder_once() {
 	second=$(ls fr.data.* | sed -n 2p)
 	rm -f script.err
 	per_tid_all "$first" >perf.tot
-	if grep -q "WARNING: this recording is incomplete" rec.err; then
+	if grep -q "this recording is incomplete" rec.err; then
 		return 1
 	fi
 	[ ! -s script.err ] || { cat script.err; fail "perf script warned"; }
