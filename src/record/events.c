@@ -17,6 +17,7 @@
 #include "../perfdata/sample.h"
 #include "../perfdata/wakers.h"
 #include "userstacks.h"
+#include "../util/hashmap.h"
 #include "../util/util.h"
 
 /*
@@ -142,6 +143,11 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	int size;
 
 	s.nr_ips = callchain(r, k->tgid, k->pid, k->kern_stack, k->user_stack, chain, &s.ip, unw);
+	if (s.nr_ips) {
+		/* distinct stacks, as the file has them (finished in user space too) */
+		r->st.stacks.max = DISTINCT_STACKS_MAX;
+		u64set__add(&r->st.stacks, hash_bytes(chain, s.nr_ips * sizeof(*chain)));
+	}
 	size = perf_sample__encode(r->ev.sample_type, &s, buf, cap);
 	if (size < 0)
 		return size;

@@ -453,6 +453,7 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	maptab__free(r->maps);
 	targets__free(&r->tg);
 	intset__free(&r->st.threads);
+	u64set__free(&r->st.stacks);
 	perf_queue__free(&r->batch);
 	record_opts__free(&r->o);
 }

@@ -32,8 +32,11 @@
 #include "../perfdata/queue.h"
 #include "../perfdata/writer.h"
 #include "../util/intset.h"
+#include "../util/u64set.h"
 
 #define ONCPU_EVENT_NAME "cpu-clock"
+/* distinct stacks counted for the summary at most (16 MiB of hashes at most) */
+#define DISTINCT_STACKS_MAX (1u << 20)
 
 /* Where a batched record came from. */
 enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED, SRC_WAKER };
@@ -56,6 +59,7 @@ struct stats {
 	uint64_t unwind_ns[UNW_REASONS]; /* off-CPU time by how its table walk ended */
 	uint64_t flushes; /* drains of the summed map */
 	struct intset threads;
+	struct u64set stacks; /* the call chains written (their hashes), for the summary */
 };
 
 struct record {

@@ -378,11 +378,11 @@ void summary__print(FILE *f, const struct summary *s)
 	 * ones lost too; what was written can be less (losses, snapshots) */
 	fprintf_escaped(f,
 		"offcpu: %llu blocks seen (%.3f s off-CPU), %llu samples written (%.3f s in %zu "
-		"threads: %llu streamed, %llu summed), %llu distinct stacks\n",
+		"threads: %llu streamed, %llu summed), %s%llu distinct stacks\n",
 		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], cnt[OFFCPU_CNT_BLOCKS_NS] / 1e9,
 		(unsigned long long)(s->streamed + s->summed), s->offcpu_ns / 1e9, s->threads,
 		(unsigned long long)s->streamed, (unsigned long long)s->summed,
-		(unsigned long long)s->distinct_stacks);
+		s->distinct_stacks_more ? "over " : "", (unsigned long long)s->distinct_stacks);
 	if (s->freq)
 		fprintf_escaped(f, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
 			(unsigned long long)s->oncpu_samples, (unsigned long long)s->freq);

@@ -75,6 +75,7 @@ struct summary {
 	const uint64_t *cnt; /* CNT_ALL counters */
 	/* off-CPU time written (the time seen is a counter, OFFCPU_CNT_BLOCKS_NS) */
 	uint64_t offcpu_ns, streamed, summed, distinct_stacks;
+	bool distinct_stacks_more; /* there were more than distinct_stacks (not counted on) */
 	size_t threads;
 	/* -p: its processes, those they forked before (followed too), all followed in the end */
 	size_t procs_given, procs_before, procs_followed;

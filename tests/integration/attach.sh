@@ -66,6 +66,8 @@ os.wait()' >workers.txt &
 	cat rec.err
 	grep -q 'followed 3 processes: 1 given with -p, 2 they had forked before the recording' rec.err ||
 		fail "the summary does not say the workers were followed"
+	# stacks finished in user space (the threads blocked at the start) count as stacks too
+	grep -qE 'summed\), [1-9][0-9]* distinct stacks' rec.err || fail "the summary counts no stacks"
 	for w in $(cat workers.txt); do
 		n=$("$OFFCPU" report -i w.data --pid="$w" --folded 2>/dev/null | awk '{ t += $NF } END { printf "%.0f", t / 1000 }')
 		echo "worker $w: $n ms off-CPU of the 2000 ms recorded"
