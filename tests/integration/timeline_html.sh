@@ -35,9 +35,9 @@ no_network() {
 	grep -q "Content-Security-Policy\" content=\"default-src 'none'" "$1" || fail "$1 has no CSP forbidding loads"
 }
 
-# blocks PAGE: how many blocks the page draws (8 numbers each in its lanes' "b")
+# blocks PAGE: how many blocks the page draws (10 numbers each in its lanes' "b")
 blocks() {
-	grep -o '"b":\[[^]]*' "$1" | awk -F, '{ if ($0 != "\"b\":[") n += NF } END { print n / 8 }'
+	grep -o '"b":\[[^]]*' "$1" | awk -F, '{ if ($0 != "\"b\":[") n += NF } END { print n / 10 }'
 }
 
 record_wakers() {
@@ -144,9 +144,9 @@ page_totals() {
 		const D = JSON.parse(s.slice(a, b));
 		let drawn = 0, merged = 0, dns = 0, mns = 0, most = 0;
 		for (const l of D.lanes) {
-			drawn += l.b.length / 8; merged += l.merged; mns += l.merged_ns;
-			for (let i = 1; i < l.b.length; i += 8) dns += l.b[i];
-			most = Math.max(most, l.b.length / 8 + l.g.length / 9 + l.u.length / 5);
+			drawn += l.b.length / 10; merged += l.merged; mns += l.merged_ns;
+			for (let i = 1; i < l.b.length; i += 10) dns += l.b[i];
+			most = Math.max(most, l.b.length / 10 + l.g.length / 9 + l.u.length / 7);
 		}
 		console.log(D.lanes.length, drawn, merged, dns, mns, most);
 	' "$1"
