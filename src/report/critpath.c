@@ -45,6 +45,16 @@ struct cp_sum {
 	bool root;
 };
 
+/* A thread's part of the path still to walk: [a, b), it woke the thread before it at b. */
+struct cp_work {
+	struct cp_thread *t; /* NULL: nothing of it recorded */
+	uint32_t pid, tid, who;
+	uint32_t hint; /* its stack at b, if known */
+	uint64_t a, b;
+	uint32_t depth; /* hops from the root's wait */
+	uint32_t stall; /* hops in a row that did not end earlier than the one before */
+};
+
 struct cp_thread {
 	uint32_t pid, tid, comm;
 	uint64_t forked; /* when the recording saw it begin; 0: before the recording */
@@ -76,6 +86,8 @@ struct critpath {
 	struct cp_root *roots;
 	size_t nroots, croots;
 	struct cp_root *root; /* the root being walked */
+	struct cp_work *work; /* the stack of parts still to walk */
+	size_t nwork, cwork;
 	uint32_t root_comm;
 	uint64_t by_kind[CP_NR];
 };
@@ -363,12 +375,28 @@ static int running(struct critpath *c, const struct cp_thread *t, uint64_t x, ui
 	return err || x >= y ? err : run_part(c, t, x, y, hint);
 }
 
-static int walk(struct critpath *c, struct cp_thread *t, uint32_t pid, uint32_t tid, uint32_t who,
-		uint64_t a, uint64_t b, uint32_t hint, unsigned depth);
+/* The last block of @t that began before @at, NULL if none. */
+static const struct cp_block *block_before(const struct cp_thread *t, uint64_t at)
+{
+	size_t lo = 0, hi = t->nb;
 
-/* The part [x, y) of block @k of thread @t, charged by what ended it. */
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+
+		if (t->b[m].start < at)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo ? &t->b[lo - 1] : NULL;
+}
+
+/*
+ * The part [x, y) of block @k of thread @t, charged by what ended it; @w: the
+ * walk it is part of (NULL: the root's own wait).
+ */
 static int block_part(struct critpath *c, struct cp_thread *t, const struct cp_block *k,
-		      uint64_t x, uint64_t y, unsigned depth)
+		      uint64_t x, uint64_t y, const struct cp_work *w)
 {
 	if (k->flags & BLOCK_RUNQ)
 		return charge_thread(c, CP_RUNQ, t, k->state, k->stack, y - x);
@@ -377,40 +405,66 @@ static int block_part(struct critpath *c, struct cp_thread *t, const struct cp_b
 	if (k->flags & BLOCK_OPEN_END)
 		return charge_thread(c, CP_OPEN, t, k->state, k->stack, y - x);
 	if (k->wtid) {
-		if (depth >= CRITPATH_MAX_DEPTH)
+		/* each hop ends earlier than the one before (its waker ran before it
+		 * woke it), save for a few cut by the window: more in a row is a
+		 * damaged file's loop */
+		uint32_t stall = w && y >= w->b ? w->stall + 1 : 0, depth = w ? w->depth + 1 : 1;
+		struct cp_thread *wt;
+
+		if (depth > CRITPATH_MAX_DEPTH || stall > CRITPATH_MAX_STALL)
 			return charge_thread(c, CP_DEPTH, t, k->state, k->stack, y - x);
+		wt = thread_of(c, k->wpid, k->wtid, false);
+		/*
+		 * The waker ran when it woke @t. The wakeup's time is the run
+		 * queue's clock, which lags by microseconds: where the waker's
+		 * block already covers it, the wakeup was by that block's start,
+		 * and @t has waited for a CPU since.
+		 */
+		if (wt && y == k->end) {
+			const struct cp_block *cov = block_before(wt, y);
+
+			if (cov && cov->end > y && cov->start < y) {
+				uint64_t at = cov->start > x ? cov->start : x;
+				int err = charge_thread(c, CP_RUNQ, t, OFFCPU_STATE_RUNQ + 1, k->stack,
+							y - at);
+
+				if (err)
+					return err;
+				y = at;
+				if (x >= y)
+					return 0;
+			}
+		}
+		if (grow_array((void **)&c->work, &c->cwork, c->nwork + 1, sizeof(*c->work)))
+			return -ENOMEM;
 		/* the waker, running when it woke @t (at the block's end) */
-		return walk(c, thread_of(c, k->wpid, k->wtid, false), k->wpid, k->wtid, k->waker,
-			    x, y, y == k->end ? k->wstack : NONE, depth + 1);
+		c->work[c->nwork++] = (struct cp_work){
+			.t = wt, .pid = k->wpid, .tid = k->wtid, .who = k->waker,
+			.hint = y == k->end ? k->wstack : NONE, .a = x, .b = y, .depth = depth,
+			.stall = stall };
+		return 0;
 	}
 	if (k->waker)
 		return charge(c, CP_IRQ, t, t->pid, t->tid, k->waker, k->state, k->stack, y - x);
 	return charge_thread(c, CP_NO_WAKER, t, k->state, k->stack, y - x);
 }
 
-/* What thread @t (@pid/@tid, named @who; NULL: nothing of it recorded) did over [a, b). */
-static int walk(struct critpath *c, struct cp_thread *t, uint32_t pid, uint32_t tid, uint32_t who,
-		uint64_t a, uint64_t b, uint32_t hint, unsigned depth)
+/* What thread w->t did over [w->a, w->b): its blocks' parts and its runs between them. */
+static int walk(struct critpath *c, const struct cp_work *w)
 {
-	size_t lo = 0, hi;
-	uint64_t x = b;
-	uint32_t next = hint;
+	struct cp_thread *t = w->t;
+	const struct cp_block *k;
+	size_t lo;
+	uint64_t x = w->b, a = w->a;
+	uint32_t next = w->hint;
 	int err = 0;
 
 	if (!t || (!t->nb && !t->nk && !t->nu))
-		return charge(c, CP_NOT_RECORDED, t, pid, tid, t && t->comm ? t->comm : who, 0,
-			      NONE, b - a);
-	hi = t->nb;
-	while (lo < hi) { /* the blocks that began before b: [0, lo) */
-		size_t m = (lo + hi) / 2;
-
-		if (t->b[m].start < b)
-			lo = m + 1;
-		else
-			hi = m;
-	}
+		return charge(c, CP_NOT_RECORDED, t, w->pid, w->tid, t && t->comm ? t->comm : w->who,
+			      0, NONE, w->b - a);
+	k = block_before(t, x); /* and the blocks before it */
+	lo = k ? (size_t)(k - t->b) + 1 : 0;
 	while (x > a && !err) {
-		const struct cp_block *k = lo ? &t->b[lo - 1] : NULL;
 		uint64_t kend = k && k->end < x ? k->end : k ? x : a;
 
 		if (kend < a)
@@ -424,12 +478,26 @@ static int walk(struct critpath *c, struct cp_thread *t, uint32_t pid, uint32_t 
 		if (k->start < x) {
 			uint64_t s0 = k->start > a ? k->start : a;
 
-			err = block_part(c, t, k, s0, x, depth);
+			err = block_part(c, t, k, s0, x, w);
 			x = s0;
 		}
 		next = k->stack;
-		lo--;
+		k = --lo ? &t->b[lo - 1] : NULL;
 	}
+	return err;
+}
+
+/* The parts pushed so far, and those they push: a stack, not recursion (paths go deep). */
+static int drain(struct critpath *c)
+{
+	int err = 0;
+
+	while (c->nwork && !err) {
+		struct cp_work w = c->work[--c->nwork];
+
+		err = walk(c, &w);
+	}
+	c->nwork = 0;
 	return err;
 }
 
@@ -482,7 +550,8 @@ int critpath__walk(struct critpath *c)
 			c->root->waited += y - x;
 			c->root->waits++;
 			c->root_comm = k->comm;
-			err = block_part(c, t, k, x, y, 0);
+			err = block_part(c, t, k, x, y, NULL);
+			err = err ?: drain(c);
 		}
 		/* its summed waits: in the window by their time, as the rows are; unknown */
 		for (j = 0; j < t->nu && !err; j++) {
@@ -546,6 +615,7 @@ void critpath__free(struct critpath *c)
 	free(c->th);
 	free(c->e);
 	free(c->roots);
+	free(c->work);
 	hashmap__free(&c->idx);
 	hashmap__free(&c->comm_ok);
 	hashmap__free(&c->entry_idx);

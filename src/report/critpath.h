@@ -28,8 +28,14 @@
 
 /* Blocks kept at most (about 64 bytes each); past it the analysis stops there, and says so. */
 #define CRITPATH_MAX_BLOCKS (16u << 20)
-/* Hops from a root's wait through wakers that wait in turn, at most. */
-#define CRITPATH_MAX_DEPTH 64
+/*
+ * Hops from a root's wait through wakers that wait in turn, at most: a
+ * server's request waits on a client that waited on the server before, and
+ * so on back through the wait, one round trip a hop.
+ */
+#define CRITPATH_MAX_DEPTH 100000
+/* Hops in a row that do not go back in time: a damaged file's loop past this. */
+#define CRITPATH_MAX_STALL 64
 
 /* What an instant of a root's wait is charged to. */
 enum cp_kind {
@@ -42,7 +48,7 @@ enum cp_kind {
 	CP_NO_WAKER, /* a wait whose waker was not recorded */
 	CP_SUMMED, /* the thread's short blocks were summed there: what it did when is not known */
 	CP_NOT_RECORDED, /* nothing of the thread is recorded then */
-	CP_DEPTH, /* past CRITPATH_MAX_DEPTH hops */
+	CP_DEPTH, /* past CRITPATH_MAX_DEPTH hops, or a loop (CRITPATH_MAX_STALL) */
 	CP_NR
 };
 

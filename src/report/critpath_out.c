@@ -29,7 +29,7 @@ const char *critpath__kind_name(enum cp_kind k, uint32_t state, bool frame, char
 	case CP_NO_WAKER: snprintf(buf, cap, frame ? "[%s, waker not recorded]" : "%s, waker not recorded", st); return buf;
 	case CP_SUMMED: text = "unknown: summed"; break;
 	case CP_NOT_RECORDED: text = "unknown: not recorded"; break;
-	case CP_DEPTH: text = "unknown: too many hops"; break;
+	case CP_DEPTH: text = "unknown: not followed"; break;
 	default: text = "?"; break;
 	}
 	snprintf(buf, cap, frame ? "[%s]" : "%s", text);
@@ -257,7 +257,8 @@ void critpath__warn(const struct critpath *c)
 			"then (not among the targets: record -a, or their processes with -p too; or "
 			"before they began)", SHARE(k[CP_NOT_RECORDED]));
 	if (k[CP_DEPTH])
-		pr_warn("critical path: %.3f ms (%.1f%%) more than %d hops deep, not followed",
+		pr_warn("critical path: %.3f ms (%.1f%%) not followed: more than %d hops deep, or "
+			"wakers that woke each other at the same time (a damaged file)",
 			SHARE(k[CP_DEPTH]), CRITPATH_MAX_DEPTH);
 	for (i = 0; i < nr; i++)
 		if (r[i].charged != r[i].waited)
