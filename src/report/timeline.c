@@ -589,6 +589,8 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 		(unsigned long long)t->t0, (unsigned long long)(t->t1 - t->t0),
 		(unsigned long long)(1ull << shift), FULL_PX, (unsigned long long)merged,
 		(unsigned long long)merged_ns, (unsigned long long)t->blocks.untimed, TIMELINE_LANE_CAP);
+	/* what the recording has: the page says what it lacks, and how to record it */
+	fprintf(f, "\"summed\": %llu, \"wakers\": %d,\n", (unsigned long long)t->summed, p->has_wakers);
 	if (p->has_clock)
 		fprintf(f, "\"wall\": %lld,\n",
 			(long long)p->clock_wall_ns + ((long long)t->t0 - (long long)p->clock_mono_ns));
@@ -671,7 +673,9 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 		}
 		fputs("]}", f);
 	}
-	fputs("]};\n</script>\n", f);
+	fputs("]};\n</script>\n<script>\n", f);
+	fputs(timeline_path_js, f);
+	fputs("</script>\n", f);
 	fputs(timeline_page, f);
 	if (fflush(f) || ferror(f))
 		err = errno ? -errno : -EIO;
