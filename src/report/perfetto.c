@@ -21,6 +21,7 @@
 #include "blocks.h"
 #include "pb.h"
 #include "perfetto.h"
+#include "perfetto_sched.h"
 #include "../util/hashmap.h"
 #include "../util/util.h"
 
@@ -81,6 +82,7 @@ struct pf_thread {
 	bool counter; /* its counter track is declared */
 	bool has_sum;
 	uint64_t last_end; /* where its last slice ended: the next begins no earlier */
+	uint32_t last_cpu; /* where it last ran (its last switch-in); UINT32_MAX: not known */
 	uint64_t sum_time, sum_ns; /* summed blocks of one interval, until it ends */
 	uint64_t sum_start; /* where that interval began, as far as known */
 };
@@ -91,6 +93,7 @@ struct perfetto {
 	FILE *f;
 	struct pb pkt, ev, sub, sub2, sub3;
 	struct blocks blocks;
+	struct pf_sched *sched; /* Perfetto's own thread states, kept until the end */
 	bool first; /* no packet written yet */
 	struct hashmap thread_idx, proc_idx;
 	struct pf_thread **threads; /* each its own: a pointer stays valid */
@@ -212,6 +215,7 @@ static struct pf_thread *declare_thread(struct perfetto *t, uint32_t pid, uint32
 			return NULL;
 		th->pid = pid;
 		th->tid = tid;
+		th->last_cpu = UINT32_MAX;
 		th->idx = (uint32_t)t->nr_threads;
 		*v = t->nr_threads;
 		t->threads[t->nr_threads++] = th;
@@ -428,7 +432,10 @@ static int on_block(void *arg, const struct block *b)
 	int err;
 
 	th = declare_thread(t, s->pid, s->tid, s->comm == UINT32_MAX ? 0 : s->comm, &err);
-	return th ? put_slice(t, th, s, b->start, b->end) : err;
+	if (!th)
+		return err;
+	pf_sched__block(t->sched, b, str(t, th->name), &th->last_cpu);
+	return put_slice(t, th, s, b->start, b->end);
 }
 
 /* The thread's summed blocks of one interval, as its counter's value at the interval's end. */
@@ -526,6 +533,11 @@ struct perfetto *perfetto__new(const struct profile *p, FILE *f)
 	t->c.sample = on_sample;
 	t->c.task = on_task;
 	blocks__init(&t->blocks, on_block, t);
+	t->sched = pf_sched__new();
+	if (!t->sched) {
+		free(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -543,6 +555,11 @@ int perfetto__finish(struct perfetto *t, struct perfetto_stats *st)
 	for (i = 0; i < t->nr_threads && !err; i++)
 		err = flush_sum(t, t->threads[i]);
 	t->st.untimed = t->blocks.untimed;
+	/* thread states only where every block has its times: none was summed */
+	if (!err)
+		err = pf_sched__finish(t->sched, t->f, !t->st.summed);
+	if (!t->st.summed)
+		t->st.sched_events = pf_sched__events(t->sched);
 	if (!err && t->first) { /* an empty trace is still one: a packet that says so */
 		packet_start(t, 0);
 		err = put_packet(t);
@@ -559,6 +576,17 @@ int perfetto__finish(struct perfetto *t, struct perfetto_stats *st)
 			"interval, without their own times: counters (\"off-CPU summed, ns\"), not "
 			"slices; offcpu record --off-cpu-thresh 0 writes every block with its times",
 			(unsigned long long)t->st.summed, (double)t->st.summed_ns / 1e6);
+	if (t->st.summed && pf_sched__events(t->sched))
+		pr_warn("perfetto: no thread states (Perfetto's own, which its thread state tracks "
+			"and critical path read): with short blocks summed, when each thread ran is "
+			"not known; offcpu record --off-cpu-thresh 0 (or --critical-path) writes every "
+			"block");
+	else if (pf_sched__error(t->sched))
+		pr_warn("perfetto: no thread states: cannot keep them in a temporary file: %s",
+			strerror(-pf_sched__error(t->sched)));
+	else if (t->st.sched_events && !pf_sched__preemptions(t->sched))
+		pr_warn("perfetto: thread states: no preemption was recorded (record --state S,D,R): "
+			"a preempted thread shows as running");
 	if (t->st.untimed)
 		pr_warn("perfetto: %llu off-CPU samples have no time of their own (perf record "
 			"--off-cpu writes them at the end): not in the trace",
@@ -580,6 +608,7 @@ void perfetto__free(struct perfetto *t)
 	for (i = 0; i < t->nr_threads; i++)
 		free(t->threads[i]);
 	blocks__free(&t->blocks);
+	pf_sched__free(t->sched);
 	hashmap__free(&t->thread_idx);
 	hashmap__free(&t->proc_idx);
 	free(t->threads);
