@@ -570,7 +570,8 @@ int critpath__walk(struct critpath *c)
 	}
 	if (err)
 		return err;
-	qsort(c->e, c->ne, sizeof(*c->e), cmp_entry);
+	if (c->ne)
+		qsort(c->e, c->ne, sizeof(*c->e), cmp_entry);
 	return 0;
 }
 
