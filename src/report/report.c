@@ -158,7 +158,8 @@ static const char report_doc[] =
 	"  offcpu report -i app.data --folded | flamegraph.pl --countname=us > app.svg\n"
 	"  offcpu report -i app.data --svg app.svg --pprof app.pb.gz\n"
 	"  offcpu report -i app.data --perfetto app.pftrace   # then ui.perfetto.dev\n"
-	"  offcpu report -i app.data --timeline app.html      # open it offline";
+	"  offcpu report -i app.data --timeline app.html      # open it offline\n"
+	"  offcpu report -i app.data --critical-path --comm request";
 
 static int parse_sort(struct text_opts *o, const char *arg)
 {
