@@ -65,6 +65,7 @@ struct cp_thread {
 	struct cp_sum *u;
 	size_t nu, cu;
 	bool root;
+	bool seen; /* a sample of it is in the file, in the window or not */
 };
 
 struct critpath {
@@ -165,12 +166,20 @@ static int on_block(void *arg, const struct block *k)
 
 	if (c->has.cut)
 		return 0;
+	t = thread_of(c, s->pid, s->tid, true);
+	if (!t)
+		return -ENOMEM;
+	t->seen = true;
+	if (s->comm != NONE && s->comm)
+		t->comm = s->comm;
+	/* the walk stays within the window: what is all before or after it is not kept */
+	if (c->o->time_filter && (k->end <= c->o->time_start || k->start >= c->o->time_end))
+		return 0;
 	if (c->nblocks >= CRITPATH_MAX_BLOCKS) {
 		c->has.cut = k->end; /* the analysis stops about here */
 		return 0;
 	}
-	t = thread_of(c, s->pid, s->tid, true);
-	root = t ? is_root(c, s->pid, s->tid, s->comm) : -ENOMEM;
+	root = is_root(c, s->pid, s->tid, s->comm);
 	if (root < 0 || grow_array((void **)&t->b, &t->cb, t->nb + 1, sizeof(*t->b)))
 		return -ENOMEM;
 	b = &t->b[t->nb++];
@@ -178,8 +187,6 @@ static int on_block(void *arg, const struct block *k)
 				.stack = s->stack, .comm = s->comm, .waker = s->waker,
 				.wstack = s->waker_stack, .wpid = s->waker_pid,
 				.wtid = s->waker_tid, .flags = k->flags | (root ? CPB_ROOT : 0) };
-	if (s->comm != NONE && s->comm)
-		t->comm = s->comm;
 	t->root |= root;
 	c->nblocks++;
 	c->has.blocks++;
@@ -205,16 +212,20 @@ static int on_sample(struct sample_consumer *cs, const struct report_sample *s)
 	t = thread_of(c, s->pid, s->tid, true);
 	if (!t)
 		return -ENOMEM;
+	t->seen = true;
 	if (s->comm != NONE && s->comm)
 		t->comm = s->comm;
 	if (s->role == SAMPLE_OTHER) { /* an on-CPU sample */
+		if (c->o->time_filter && (s->time < c->o->time_start || s->time >= c->o->time_end))
+			return 0;
 		if (grow_array((void **)&t->k, &t->ck, t->nk + 1, sizeof(*t->k)))
 			return -ENOMEM;
 		t->k[t->nk++] = (struct cp_tick){ s->time, s->stack };
 		c->has.ticks++;
 		return 0;
 	}
-	if (kind != BLOCKS_SUMMED)
+	if (kind != BLOCKS_SUMMED ||
+	    (c->o->time_filter && (s->time < c->o->time_start || s->interval_start >= c->o->time_end)))
 		return 0;
 	root = is_root(c, s->pid, s->tid, s->comm);
 	if (root < 0 || grow_array((void **)&t->u, &t->cu, t->nu + 1, sizeof(*t->u)))
@@ -459,7 +470,7 @@ static int walk(struct critpath *c, const struct cp_work *w)
 	uint32_t next = w->hint;
 	int err = 0;
 
-	if (!t || (!t->nb && !t->nk && !t->nu))
+	if (!t || !t->seen)
 		return charge(c, CP_NOT_RECORDED, t, w->pid, w->tid, t && t->comm ? t->comm : w->who,
 			      0, NONE, w->b - a);
 	k = block_before(t, x); /* and the blocks before it */

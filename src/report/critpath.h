@@ -12,8 +12,9 @@
  * time sums to the roots' waiting time (conservation).
  *
  * A consumer of the session's stream (stream.h): it keeps every timed block
- * of every thread (blocks.h), the on-CPU samples and the summed intervals,
- * and walks the path once the file is read. So the session must run without
+ * of every thread (blocks.h) that overlaps the window, the on-CPU samples
+ * and the summed intervals there, and walks the path once the file is read
+ * (a root's wait is followed within the window only, and so is its path). So the session must run without
  * --pid, --tid, --comm and --time (the path crosses other threads and goes
  * back before the window): those choose the roots and the window here.
  */
@@ -26,8 +27,11 @@
 #include "profile.h"
 #include "stream.h"
 
-/* Blocks kept at most (about 64 bytes each); past it the analysis stops there, and says so. */
-#define CRITPATH_MAX_BLOCKS (16u << 20)
+/*
+ * Blocks kept at most (64 bytes each: 256 MiB); past it the analysis stops
+ * there, and says so. Only those that overlap --time's window are kept.
+ */
+#define CRITPATH_MAX_BLOCKS (4u << 20)
 /*
  * Hops from a root's wait through wakers that wait in turn, at most: a
  * server's request waits on a client that waited on the server before, and
