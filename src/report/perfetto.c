@@ -576,7 +576,7 @@ int perfetto__finish(struct perfetto *t, struct perfetto_stats *st)
 			"interval, without their own times: counters (\"off-CPU summed, ns\"), not "
 			"slices; offcpu record --off-cpu-thresh 0 writes every block with its times",
 			(unsigned long long)t->st.summed, (double)t->st.summed_ns / 1e6);
-	if (t->st.summed && pf_sched__events(t->sched))
+	if (t->st.summed)
 		pr_warn("perfetto: no thread states (Perfetto's own, which its thread state tracks "
 			"and critical path read): with short blocks summed, when each thread ran is "
 			"not known; offcpu record --off-cpu-thresh 0 (or --critical-path) writes every "
