@@ -157,6 +157,13 @@ static void block_bin(const struct tl_lane *l, const struct tl_block *b, struct 
 	g->blocks = 1;
 }
 
+/* Whether block @b goes into a bin of width 1 << @shift: shorter, and no wait
+ * since before the recording or to its end, which is always drawn whole. */
+static bool mergeable(const struct tl_block *b, unsigned shift)
+{
+	return b->dur < (1ull << shift) && !(b->flags & (BLOCK_BEFORE | BLOCK_OPEN_END));
+}
+
 /* Double the lane's bin width until @shift: blocks shorter go into bins. */
 static int coarsen(struct timeline *t, struct tl_lane *l, unsigned shift)
 {
@@ -187,14 +194,14 @@ static int coarsen(struct timeline *t, struct tl_lane *l, unsigned shift)
 	t->items -= l->ng - k;
 	l->ng = k;
 	for (i = 0; i < l->nb; i++)
-		n += l->b[i].dur < (1ull << shift);
+		n += mergeable(&l->b[i], shift);
 	if (n) {
 		tmp = malloc(n * sizeof(*tmp));
 		if (!tmp)
 			return -ENOMEM;
 		n = 0;
 		for (i = 0; i < l->nb; i++) {
-			if (l->b[i].dur < (1ull << shift)) {
+			if (mergeable(&l->b[i], shift)) {
 				block_bin(l, &l->b[i], &tmp[n++]);
 				l->merged++;
 				l->merged_ns += l->b[i].dur;
@@ -327,7 +334,7 @@ static int on_block(void *arg, const struct block *k)
 	if (!l)
 		return -ENOMEM;
 	/* a wait since before the recording, or to its end, is drawn whole however short */
-	if (b.dur < (1ull << l->shift) && !(k->flags & (BLOCK_BEFORE | BLOCK_OPEN_END))) {
+	if (mergeable(&b, l->shift)) {
 		struct tl_bin g;
 
 		block_bin(l, &b, &g);
