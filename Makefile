@@ -32,13 +32,13 @@ REPORT_SRCS := $(sort $(wildcard src/report/*.c))
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
 APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 
-# the unit tests: all of report but its command, the parts of record that need no BPF
-REPORT_LIB_SRCS := $(filter-out src/report/report.c,$(REPORT_SRCS))
+# the unit tests: all of report but its commands (report.c, critpath_cmd.c), the parts of record that need no BPF
+REPORT_LIB_SRCS := $(filter-out src/report/report.c src/report/critpath_cmd.c,$(REPORT_SRCS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c)) $(REPORT_LIB_SRCS) \
 	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c $(sort $(wildcard src/unwind/*.c))
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
 	$(BUILD)/tests/hostile
-WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/fusehang $(BUILD)/tests/fakepy
+WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/fusehang $(BUILD)/tests/fakepy $(BUILD)/tests/critpath
 
 .PHONY: all clean check check-run unit demo install deps bench
 

@@ -33,6 +33,8 @@ CHECK=(
 	python3.11-dbg nodejs debuginfod
 	# the kernel matrix (tests/integration/kernels.sh): Debian's kernels under QEMU
 	qemu-system-x86 busybox-static cpio
+	# a real server's critical path (tests/integration/critpath.sh): postgres and pgbench
+	postgresql-15 postgresql-client-15
 	# the package (tests/integration/package.sh): man pages, the .deb and lintian
 	man-db dpkg-dev debhelper build-essential lintian
 )

@@ -162,8 +162,13 @@ static int finish(struct record *r)
 	int err;
 
 	collector__detach(r->coll);
-	/* blocks still under way end now: summed, and drained with the rest */
-	n = collector__open_blocks(r->coll, OFFCPU_OPEN_END, r->end_ns ?: now_ns());
+	/* blocks still under way end now: each a sample of its own ending then, in
+	 * one file; summed, and drained with the rest, when writers or snapshots
+	 * share the file */
+	if (!r->o.overwrite && !r->wt)
+		n = flush_round_open_end(r, r->end_ns ?: now_ns());
+	else
+		n = collector__open_blocks(r->coll, OFFCPU_OPEN_END, r->end_ns ?: now_ns());
 	if (n < 0)
 		pr_warn("cannot count the blocks under way at the end: %s", strerror((int)-n));
 	unwinder__stop(r->unw);

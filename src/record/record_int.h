@@ -39,7 +39,8 @@
 #define DISTINCT_STACKS_MAX (1u << 20)
 
 /* Where a batched record came from. */
-enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED, SRC_WAKER };
+/* SRC_OPEN_END: a block still under way at the end, written as its own sample ending there */
+enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED, SRC_WAKER, SRC_OPEN_END };
 
 
 /* The perf events a file declares, and how their records are encoded (events.c). */
@@ -129,6 +130,14 @@ int flush_round(struct record *r);
 int flush_round_sums(struct record *r);
 /* The summed blocks alone, stamped now, into r->w; then a prune. */
 int round__write_sums(struct record *r);
+/*
+ * The end of a recording written to one file (not --threads, not
+ * --overwrite), as one round: the summed blocks of the last interval, then
+ * the blocks still under way (OFFCPU_OPEN_END's iterator at @end), each a
+ * sample of its own ending at @end, and what the buffers hold. Returns the
+ * iterator's count of blocks, or -errno.
+ */
+long flush_round_open_end(struct record *r, uint64_t end);
 /* Whether the --flush interval is over; then drain the summed blocks. */
 int flush_due_sums(struct record *r);
 uint64_t lost_count(const struct perf_event_header *h);
@@ -136,6 +145,7 @@ uint64_t lost_count(const struct perf_event_header *h);
 struct summed_sink {
 	struct sink *k;
 	uint64_t time;
+	bool open_end; /* the blocks under way at the end, alone in the map: SRC_OPEN_END */
 };
 int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *arg);
 int push_stream(const struct offcpu_event *e, void *arg);

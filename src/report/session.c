@@ -210,6 +210,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 	rs.period = smp.period;
 	rs.pid = smp.pid;
 	rs.tid = smp.tid;
+	rs.cpu = (e->attr.sample_type & PERF_SAMPLE_CPU) ? smp.cpu : UINT32_MAX;
 	if (rs.role != SAMPLE_OTHER && (e->attr.sample_type & PERF_SAMPLE_WEIGHT) &&
 	    smp.weight <= OFFCPU_STATES_ALL)
 		rs.state = (uint32_t)smp.weight;
@@ -225,6 +226,9 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 		}
 		rs.interval_start = s->drain_prev < rs.time ? s->drain_prev : 0;
 	}
+	if (rs.role == SAMPLE_WAIT && (e->attr.sample_type & PERF_SAMPLE_CPU) &&
+	    (smp.cpu_res & OFFCPU_CPU_RES_OPEN_END) && !(rs.flags & SAMPLE_SUMMED))
+		rs.flags |= SAMPLE_OPEN_END;
 	note_span(s, &rs);
 	/* offcpu-before's time is before the recording's: in the rows only when --event chose it */
 	rows = (o->event ? !strcmp(o->event, e->name) : rs.role != SAMPLE_BEFORE) &&

@@ -46,5 +46,7 @@ void timeline__free(struct timeline *t);
 
 /* timeline_page.c: the page after its data, from <style> to </html> */
 extern const char timeline_page[];
+/* timeline_path.c: the critical path's walk in the page, a script of its own before it */
+extern const char timeline_path_js[];
 
 #endif
