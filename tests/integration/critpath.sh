@@ -47,9 +47,11 @@ test_critpath_ground_truth() {
 		cat $root.txt $root.err
 		conserved $root.txt
 		! grep -q 'warning' $root.err || fail "a warning on a recording made with --critical-path"
-		# the path sums to the root's wait: its read, and its writes' preemptions
+		# the path sums to the root's wait: its read, and what the root waited on
+		# its own outside it (preempted in its write, or anywhere on a loaded
+		# machine); within the read, its wait for a CPU after the answer counts
 		total=$(path_ns $root.folded '.')
-		own=$(path_ns $root.folded "^$root;$root;\\[(preempted|runqueue)\\];.*put_byte")
+		own=$(grep -v ';get_byte;read' $root.folded | path_ns /dev/stdin "^$root;$root;\\[(preempted|runqueue)\\];")
 		check_near 1 $((total - own)) "$(truth $root)" "$root: the path"
 	done
 	check_near 5 "$(path_ns req_chain.folded '^req_chain;\[timer\];\[S\];.*;holder_sleep;')" \
@@ -70,11 +72,19 @@ test_critpath_ground_truth() {
 		conserved req_irq.txt
 		got=$(path_ns req_irq.folded '^req_irq;\[(irq|softirq:[A-Z_]+|tasklet)\];\[D\];.*;reader_read;')
 		[ "$got" -gt 0 ] || fail "no D wait of the reader charged to an interrupt"
-		# all the reader's D time is on the path, by whatever ended each read
+		# all the reader's D time is on the path, by whatever ended each read: an
+		# interrupt, or on a loaded machine the kernel thread its work was
+		# deferred to (ksoftirqd, a kworker), whose run is then the path's
 		want=$("$OFFCPU" report -i cp.data --comm reader --states --folded | path_ns /dev/stdin '^\[D\];')
-		check_near 1 "$(path_ns req_irq.folded '^req_irq;[^;]*;\[D[],].*;reader_read;')" "$want" "the reader's D waits"
+		got=$(path_ns req_irq.folded '^req_irq;[^;]*;\[D[],].*;reader_read;')
+		got=$((got + $(path_ns req_irq.folded '^req_irq;(ksoftirqd|kworker)[^;]*;')))
+		# (the reader may begin its first read before the requester blocks to wait
+		# for its answer, when the requester is preempted in its write: that part
+		# precedes the root's wait, and is on no path of it)
+		[ "$got" -le "$want" ] || fail "the reader's D waits: $got ns on the path, more than the $want ns it had"
+		check_near 10 "$got" "$want" "the reader's D waits"
 		total=$(path_ns req_irq.folded '.')
-		own=$(path_ns req_irq.folded '^req_irq;req_irq;\[(preempted|runqueue)\];.*put_byte')
+		own=$(grep -v ';get_byte;read' req_irq.folded | path_ns /dev/stdin '^req_irq;req_irq;\[(preempted|runqueue)\];')
 		check_near 1 $((total - own)) "$(truth req_irq)" "req_irq: the path"
 		figures="$figures $((got / 1000000)) ms of D ended by interrupts"
 	fi
