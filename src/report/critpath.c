@@ -119,16 +119,6 @@ static struct cp_thread *thread_of(struct critpath *c, uint32_t pid, uint32_t ti
 	return &c->th[*v];
 }
 
-static bool in_list(const int *l, size_t n, uint32_t v)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if ((uint32_t)l[i] == v)
-			return true;
-	return false;
-}
-
 /* Whether a wait of this thread, under command @comm, is a root's: 1, 0, or -ENOMEM. */
 static int is_root(struct critpath *c, uint32_t pid, uint32_t tid, uint32_t comm)
 {
@@ -137,9 +127,9 @@ static int is_root(struct critpath *c, uint32_t pid, uint32_t tid, uint32_t comm
 	int created;
 	size_t i;
 
-	if (o->nr_pids && !in_list(o->pids, o->nr_pids, pid))
+	if (o->nr_pids && !int_list_has(o->pids, o->nr_pids, pid))
 		return 0;
-	if (o->nr_tids && !in_list(o->tids, o->nr_tids, tid))
+	if (o->nr_tids && !int_list_has(o->tids, o->nr_tids, tid))
 		return 0;
 	if (!o->nr_comms)
 		return 1;

@@ -109,16 +109,6 @@ static int on_waker(struct session *s, const struct perf_event_header *h,
 	return flush_pending(s); /* one waker per wait */
 }
 
-static bool in_list(const int *l, size_t n, uint32_t v)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if ((uint32_t)l[i] == v)
-			return true;
-	return false;
-}
-
 /*
  * Whether the thread of @smp passes --pid, --tid and --comm: 1 yes, 0 no,
  * -ENOMEM; its command in *@comm once --pid and --tid let it through.
@@ -128,9 +118,9 @@ static int wanted_thread(struct session *s, const struct perf_sample *smp, uint3
 	const struct session_opts *o = s->o;
 	size_t i;
 
-	if (o->nr_pids && !in_list(o->pids, o->nr_pids, smp->pid))
+	if (o->nr_pids && !int_list_has(o->pids, o->nr_pids, smp->pid))
 		return 0;
-	if (o->nr_tids && !in_list(o->tids, o->nr_tids, smp->tid))
+	if (o->nr_tids && !int_list_has(o->tids, o->nr_tids, smp->tid))
 		return 0;
 	*comm = threads__comm(&s->th, smp->pid, smp->tid);
 	if (*comm == UINT32_MAX)

@@ -49,6 +49,8 @@ int parse_u64(const char *s, uint64_t *out);
 int parse_duration_ns(const char *s, uint64_t *out);
 /* Parse "1,3-5" into a sorted, de-duplicated list; *out is malloc'ed. */
 int parse_int_list(const char *s, int **out, size_t *nr);
+/* Whether @v is one of the @n ints of @l (--pid, --tid lists). */
+bool int_list_has(const int *l, size_t n, uint32_t v);
 
 /*
  * Make room for @need elements of @elem bytes in the array *@p of capacity
