@@ -154,6 +154,7 @@ static void load_held(void *arg, int pid)
 
 	if (err)
 		pr_warn("cannot load the unwind tables of the command: %s", strerror(-err));
+	python__detect(r->py, pid);
 }
 
 static int finish(struct record *r)
