@@ -365,15 +365,16 @@ test_safety_foreign_fifo_refused_at_once() {
 		"report -i $PUB/r.data --pprof $PUB/leak"; do
 		start=$(date +%s%N)
 		# shellcheck disable=SC2086
-		timeout 10 "$OFFCPU" $what 2>err.txt
+		timeout 60 "$OFFCPU" $what 2>err.txt
 		rc=$?
 		ms=$((($(date +%s%N) - start) / 1000000))
 		note "offcpu $what: refused (exit $rc) after $ms ms"
+		# (no reader ever comes: an open that waited for one would have
+		# waited until the timeout, however busy the machine)
 		[ $rc -ne 124 ] || fail "offcpu $what waited for a reader of the tester's fifo"
 		[ $rc -eq 1 ] || fail "offcpu $what: exit $rc, $(cat err.txt)"
 		grep -q "refusing to write into $PUB/leak: a fifo owned by user" err.txt ||
 			fail "offcpu $what: no clear refusal: $(cat err.txt)"
-		[ $ms -lt 1000 ] || fail "offcpu $what: refused only after $ms ms"
 	done
 	[ -p "$PUB/leak" ] || fail "the tester's fifo was replaced"
 	# ours, in the same directory: waits for the reader, then writes into it
