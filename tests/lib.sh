@@ -58,7 +58,8 @@ check_threads() {
 	[ $bad = 0 ] || fail "per-thread totals differ from ground truth"
 }
 
-# wait_for_line FILE PATTERN SECONDS
+# wait_for_line FILE PATTERN SECONDS: SECONDS bounds a hang (the tests give 60),
+# never how fast a busy machine gets there
 wait_for_line() {
 	local i
 	for ((i = 0; i < $3 * 20; i++)); do

@@ -110,7 +110,7 @@ test_pid_follows_forks() {
 		sleep 0.2
 		"$OFFCPU" record -o f.data -p "$pid" $([ $mode = follow ] || echo --no-inherit) 2>rec.err &
 		rec=$!
-		wait_for_line rec.err "recording" 10 || { kill $pid $rec; cat rec.err; fail "offcpu did not start"; }
+		wait_for_line rec.err "recording" 60 || { kill $pid $rec; cat rec.err; fail "offcpu did not start"; }
 		touch go
 		wait $pid
 		wait $rec || { cat rec.err; fail "record -p failed"; }

@@ -67,7 +67,7 @@ test_hostile_objects() {
 	# Ctrl-C, among the same objects: the end within a second
 	"$OFFCPU" record -a -o int.data 2>int.err &
 	recpid=$!
-	wait_for_line int.err recording 10 || fail "the second recording did not start"
+	wait_for_line int.err recording 60 || fail "the second recording did not start"
 	sleep 1
 	t0=$(date +%s.%N)
 	kill -INT $recpid

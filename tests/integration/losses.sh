@@ -13,14 +13,18 @@ summary_ns() {
 
 # --max-stacks far below the stacks a run has (1024 distinct stacks, 64 map
 # entries), the maps emptied only at the end (--flush 0), so that they fill
-# however slowly the machine runs the workload: once the summed map is full,
-# short blocks are written one by one; no block is lost, the threads of the
-# ground-truth workload beside it have all their time, and the summary's
-# totals are the run's (they were those of the blocks that fit the maps: 0.28
-# s of 1.33)
+# however slowly the machine runs the workload: the stack map with the
+# stacks workload's paths, the summed map with the short sleeps of 100
+# processes (a summed context is a thread's: once the stacks are full, each
+# thread's blocks without one still have a context of their own). Once the
+# summed map is full, short blocks are written one by one; no block is lost,
+# the threads of the ground-truth workload beside it have all their time,
+# and the summary's totals are the run's (they were those of the blocks
+# that fit the maps: 0.28 s of 1.33)
 test_max_stacks_totals() {
 	local seen file st n want got blocked
-	record_truth --max-stacks 64 --flush 0 -o m.data -- sh -c "$STACKS 1024 1000 >stacks.txt & $GT -r truth.txt; wait"
+	record_truth --max-stacks 64 --flush 0 -o m.data -- sh -c "$STACKS 1024 1000 >stacks.txt & $GT -r truth.txt &
+		i=0; while [ \$i -lt 100 ]; do sleep 0.01; i=\$((i + 1)); done; wait"
 	cat rec.err
 	grep -q 'short blocks written one by one: the summary map was full' rec.err ||
 		fail "the summed map did not fill: the test proves nothing"

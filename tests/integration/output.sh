@@ -90,10 +90,11 @@ flight_recorder_once() {
 	# buffers large enough to hold the workload on a busy machine
 	"$OFFCPU" record --overwrite -a -m 1024 -o fr.data 2>rec.err &
 	local rec=$!
-	wait_for_line rec.err "armed" 10 || { kill $rec; cat rec.err; fail "not armed"; }
+	# (60 s: a bound for a hang, not for a busy machine)
+	wait_for_line rec.err "armed" 60 || { kill $rec; cat rec.err; fail "not armed"; }
 	"$GT" -r truth.txt
 	kill -USR2 $rec
-	wait_for_line rec.err "wrote fr.data" 10 || { kill $rec; fail "no snapshot after SIGUSR2"; }
+	wait_for_line rec.err "wrote fr.data" 60 || { kill $rec; cat rec.err; fail "no snapshot after SIGUSR2"; }
 	sleep 0.5
 	kill -USR2 $rec
 	sleep 1

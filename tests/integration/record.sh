@@ -82,7 +82,7 @@ test_attach_pid() {
 		local pid=$!
 		"$OFFCPU" record -o p.data -p "$pid" 2>rec.err &
 		local rec=$!
-		wait_for_line rec.err "recording" 10 || { kill $pid $rec; cat rec.err; fail "offcpu did not start"; }
+		wait_for_line rec.err "recording" 60 || { kill $pid $rec; cat rec.err; fail "offcpu did not start"; }
 		touch go
 		wait $pid || fail "workload failed"
 		wait $rec || { cat rec.err; fail "offcpu record -p failed"; }
@@ -210,7 +210,7 @@ test_signals() {
 	for sig in INT TERM; do
 		"$OFFCPU" record -a -o s.data 2>rec.err &
 		local rec=$!
-		wait_for_line rec.err recording 10 || fail "did not start"
+		wait_for_line rec.err recording 60 || fail "did not start"
 		sleep 0.5
 		kill -$sig $rec
 		wait $rec || { cat rec.err; fail "exit status after SIG$sig"; }
@@ -294,7 +294,7 @@ test_make_install() {
 test_stack_walks_match_kernel() {
 	"$OFFCPU" record -a --verify-stacks --stacks both --state S,D,R,T,I -d 4 -o v.data 2>rec.err &
 	local rec=$!
-	wait_for_line rec.err recording 10 || { kill $rec; fail "offcpu did not start"; }
+	wait_for_line rec.err recording 60 || { kill $rec; fail "offcpu did not start"; }
 	"$GT" -r truth.txt >/dev/null &
 	taskset -c 1 perf bench sched pipe -l 30000 >/dev/null 2>&1
 	find /usr/include -name '*.h' -newer /nonexistent 2>/dev/null | head -2000 | xargs cat >/dev/null 2>&1

@@ -207,7 +207,7 @@ test_signals_hangup() {
 		rm -f s.data
 		"$OFFCPU" record -a -o s.data 2>rec.err &
 		rec=$!
-		wait_for_line rec.err recording 10 || fail "did not start"
+		wait_for_line rec.err recording 60 || fail "did not start"
 		sleep 0.3
 		kill -$sig $rec
 		wait $rec || { cat rec.err; fail "exit status after SIG$sig"; }
@@ -412,7 +412,7 @@ PY
 	chmod 644 "$PUB/evil.py"
 	"$OFFCPU" record -a -d 3 -o n.data 2>rec.err &
 	rec=$!
-	wait_for_line rec.err recording 10 || fail "did not start"
+	wait_for_line rec.err recording 60 || fail "did not start"
 	as_tester /usr/bin/python3 "$PUB/evil.py" forge &
 	as_tester /usr/bin/python3 "$PUB/evil.py" title &
 	wait $rec || fail "record failed"
