@@ -280,7 +280,9 @@ static int load(struct record *r, struct collector_opts *co)
 	co->user_space_stacks = co->unwind_tables && !(getenv("OFFCPU_LATE_STACKS") &&
 						       !strcmp(getenv("OFFCPU_LATE_STACKS"), "0"));
 	co->python_frames = r->o.python;
+	run_signals_hold(true);
 	r->coll = collector__open(co, msg, sizeof(msg));
+	run_signals_hold(false);
 	if (!r->coll) {
 		err = -errno;
 		pr_err("%s", msg);

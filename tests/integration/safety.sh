@@ -151,17 +151,32 @@ test_safety_directory_old() {
 	[ "$(ls -d rec.dir* | wc -l)" -eq 2 ] || fail "left over: $(ls -d rec.dir*)"
 }
 
-# 5: --switch-output names are unique, and the summary counts the files on disk
+# 5: --switch-output names are unique, and the summary counts the files on
+# disk: two switches one after the other, then 40 signals 10 ms apart (names
+# within one hundredth of a second); signals while the program loads wait
+# for it (they made the verifier give up on a piece of it, which fell back)
 test_switch_output_unique_names() {
-	"$OFFCPU" record --switch-output=signal -o sw.data -- sleep 3 2>rec.err &
+	"$OFFCPU" record --switch-output=signal -o sw.data -- sleep 5 2>rec.err &
 	local rec=$! i
-	sleep 0.5
+	# the command runs once offcpu is loaded and attached
+	until pgrep -P $rec -x sleep >/dev/null; do
+		kill -0 $rec 2>/dev/null || { cat rec.err; fail "offcpu ended before its command ran"; }
+		sleep 0.05
+	done
+	for i in 1 2; do
+		kill -USR2 $rec
+		until [ "$(grep -c 'wrote sw.data' rec.err)" -ge $i ]; do
+			kill -0 $rec 2>/dev/null || { cat rec.err; fail "switch $i: no file written"; }
+			sleep 0.05
+		done
+	done
 	for i in $(seq 40); do
 		kill -USR2 $rec 2>/dev/null
 		sleep 0.01
 	done
 	wait $rec || { cat rec.err; fail "record failed"; }
 	cat rec.err
+	! grep FALLBACK rec.err || fail "a fallback was taken"
 	written=$(sed -n 's/.*wrote \([0-9]*\) files, \([0-9]*\) of them on disk.*/\1 \2/p' rec.err)
 	[ -n "$written" ] || fail "no count of files in the summary"
 	set -- $written
