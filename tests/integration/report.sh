@@ -608,20 +608,22 @@ test_report_kernel_check() {
 }
 
 # user_stacks_perf FILE / user_stacks_offcpu FILE: "comm;outer;...;inner count"
-# of FILE's samples, user frames only, names without leading underscores and
-# symbol versions (perf and offcpu pick different aliases: clone3, __clone3),
-# without perf's [unknown] for a pc outside every mapping at the root
+# of FILE's samples, user frames only, names without leading underscores,
+# symbol versions and glibc's alias prefixes (perf and offcpu pick different
+# aliases of one address: clone3, __clone3; write, __GI___libc_write, the
+# latter from libc6-dbg's symbols), without perf's [unknown] for a pc outside
+# every mapping at the root
 user_stacks_perf() {
 	perf script -i "$1" -F comm,ip,sym,dso --no-inline 2>/dev/null | awk '
 		function flush() { if (have) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; print s }; n = 0; have = 0 }
 		/^[^ \t]/ { flush(); comm = $1; have = 1; next }
-		NF >= 3 && $1 ~ /^[0-9a-f]+$/ { if ($NF !~ /kernel\.kallsyms/ && !(n > 0 && $2 == "[unknown]")) { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); sub(/@.*/, "", sym); sub(/^_+/, "", sym); f[++n] = sym }; next }
+		NF >= 3 && $1 ~ /^[0-9a-f]+$/ { if ($NF !~ /kernel\.kallsyms/ && !(n > 0 && $2 == "[unknown]")) { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); sub(/@.*/, "", sym); sub(/^_+/, "", sym); sub(/^GI_+/, "", sym); sub(/^libc_/, "", sym); f[++n] = sym }; next }
 		NF == 0 { flush() }
 		END { flush() }' | sort | uniq -c | awk '{ print $2, $1 }'
 }
 user_stacks_offcpu() {
 	"$OFFCPU" report -i "$1" --folded | awk '{ v = $NF; s = substr($0, 1, length($0) - length(v) - 1); n = split(s, a, ";"); o = a[1]
-		for (i = 2; i <= n; i++) if (a[i] !~ /_\[k\]$/) { sub(/@.*/, "", a[i]); sub(/^_+/, "", a[i]); o = o ";" a[i] }
+		for (i = 2; i <= n; i++) if (a[i] !~ /_\[k\]$/) { sub(/@.*/, "", a[i]); sub(/^_+/, "", a[i]); sub(/^GI_+/, "", a[i]); sub(/^libc_/, "", a[i]); o = o ";" a[i] }
 		t[o] += v } END { for (o in t) print o, t[o] }' | sort
 }
 
