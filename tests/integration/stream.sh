@@ -58,7 +58,8 @@ test_kernel_stacks() {
 	grep -Eq 'pipe_read' report.txt || fail "no pipe_read kernel frame"
 	grep -Eq 'futex_wait' report.txt || fail "no futex_wait kernel frame"
 	grep -Eq 'do_sys_poll|do_poll' report.txt || fail "no poll kernel frame"
-	grep -Eq 'bpf_prog|bpf_trace_run|__bpf_' report.txt && fail "BPF frames in the stacks"
+	# (a BPF program's frame, bpf_prog_TAG_NAME, and the tracepoint's call into it)
+	grep -Eq 'bpf_prog_[0-9a-f]{16}|bpf_trampoline_|bpf_trace_run[0-9]|__bpf_trace_' report.txt && fail "BPF frames in the stacks"
 	grep -q 'gt_sleep_thread' report.txt || fail "user frames missing with --stacks both"
 	per_tid_perf k.data >perf.tot
 	check_threads truth.txt perf.tot 5
