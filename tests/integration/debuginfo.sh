@@ -86,10 +86,15 @@ test_debuginfo_stripped_unnamed() {
 	n=$(wc -l <<<"$names")
 	[ "$n" -eq 5 ] || fail "$n distinct prog+0x frames, 5 expected (main's two calls, a's, b's, nap's)"
 	for fn in a b; do
-		# the frame below nap's in each stack is the function that called it
-		off=$(awk -v w="$([ $fn = a ] && echo 300 || echo 200)" '{ n = split($0, s, ";")
+		# the frame below nap's in each stack is the function that called it;
+		# its sleep is the one closest to what the program measured (300 and
+		# 200 ms asked; on a busy machine the wait for a CPU after the
+		# wakeup adds to either), within 5%
+		off=$(awk -v w="$(awk -v f=$fn '$1 == f { print $2 / 1e3 }' truth.txt)" '{ n = split($0, s, ";")
 			for (i = 1; i < n; i++) if (s[i] ~ /^prog\+0x/ && s[i + 1] ~ /^prog\+0x/ && s[i + 2] ~ /^prog\+0x/) {
-				v = $NF; if (v > w * 900 && v < w * 1100) { sub(/^prog\+/, "", s[i + 1]); print s[i + 1]; exit } } }' rep.out)
+				d = $NF - w; if (d < 0) d = -d
+				if (d < w / 20 && (best == "" || d < bd)) { bd = d; best = s[i + 1]; sub(/^prog\+/, "", best) } } }
+			END { print best }' rep.out)
 		[ -n "$off" ] || fail "no stack of $fn's sleep with three prog frames"
 		[ "$(addr2line -f -e prog.full "$off" | head -n 1)" = "$fn" ] ||
 			fail "prog+$off is $(addr2line -f -e prog.full "$off" | head -n 1), not $fn"
