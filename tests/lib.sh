@@ -186,3 +186,14 @@ runq_check() {
 		fail "runq_sleeper: $((rqs / 1000000)) ms split off as run queue wait after the wakeups of its sleeps, $(((got - rq) / 1000000)) preempted; the kernel counted $((woken / 1000000)) ms in its sleep calls"
 	runq_figures="runq_sleeper runqueue $((rq / 1000000)) ($((rqs / 1000000)) after its sleeps, schedstat $((woken / 1000000))) + preempted $(((got - rq) / 1000000)) / schedstat $((want / 1000000)) ms"
 }
+
+# incomplete_us ERR: the µs of off-CPU time whose user stack the summary in
+# ERR says its walk did not complete (every reason but "complete", by its
+# share of the time), with the rounding of those shares (0.05% each)
+incomplete_us() {
+	local secs
+	secs=$(sed -nE 's/.* blocks seen \(([0-9.]+) s off-CPU\).*/\1/p' "$1")
+	sed -n 's/^offcpu: user stacks by unwind tables: //p' "$1" | tr ';' '\n' |
+		awk -v s="${secs:-0}" '/%/ { p = $1; sub(/%.*/, "", p); n++; if ($0 !~ /walks\) complete/) bad += p }
+			END { printf "%.0f\n", s * 1e6 * (bad + 0.05 * n) / 100 }'
+}

@@ -14,17 +14,6 @@ complete_share() {
 	} END { printf "%d %d\n", all, ok }' "$1"
 }
 
-# incomplete_us ERR: the µs of off-CPU time whose user stack the summary in
-# ERR says its walk did not complete (every reason but "complete", by its
-# share of the time), with the rounding of those shares (0.05% each)
-incomplete_us() {
-	local secs
-	secs=$(sed -nE 's/.* blocks seen \(([0-9.]+) s off-CPU\).*/\1/p' "$1")
-	sed -n 's/^offcpu: user stacks by unwind tables: //p' "$1" | tr ';' '\n' |
-		awk -v s="${secs:-0}" '/%/ { p = $1; sub(/%.*/, "", p); n++; if ($0 !~ /walks\) complete/) bad += p }
-			END { printf "%.0f\n", s * 1e6 * (bad + 0.05 * n) / 100 }'
-}
-
 # Children a recorded command execs (not held: only the command is) are
 # complete from their first block: their walks before their tables are
 # loaded are finished in user space. A stack that is not complete is one

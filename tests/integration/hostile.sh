@@ -100,12 +100,19 @@ test_hostile_objects() {
 	root=$(awk '/hostile_block/ && /usleep/ && /;load_loop;/ && !/\[(no unwind|unwind:)/ { t += $NF } END { print t + 0 }' all.folded)
 	echo "hostile_block: $((quad / 1000)) ms, $((root / 1000)) ms reaching main through a table"
 	# python3, started during all this: complete once its tables are built
-	all=$(awk '/^python3;/ && /clock_nanosleep|pysleep|time_sleep/ { t += $NF } END { print t + 0 }' all.folded)
-	root=$(awk '/^python3;/ && /clock_nanosleep|pysleep|time_sleep/ && /;_start;.*Py_BytesMain;/ && !/\[(no unwind|unwind:)/ { t += $NF } END { print t + 0 }' all.folded)
+	# (the loader gets to it while the hostile objects are read: some of its
+	# sleep reaches main; how soon is the machine's, and the sleep walked
+	# before, by frame pointers, is what the summary says was not complete)
+	# (its own process: other python3s of the machine are not the canary)
+	"$OFFCPU" report -i rec.data --folded --pid "$pypid" >py.folded || fail "report --pid failed"
+	all=$(awk '/^python3;/ && /clock_nanosleep|pysleep|time_sleep/ { t += $NF } END { print t + 0 }' py.folded)
+	root=$(awk '/^python3;/ && /clock_nanosleep|pysleep|time_sleep/ && /;_start;.*Py_BytesMain;/ && !/\[(no unwind|unwind:)/ { t += $NF } END { print t + 0 }' py.folded)
 	echo "python3: $((all / 1000)) ms of sleep, $((root / 1000)) ms reaching main"
 	note "-d 3 took $d3 s; Ctrl-C $secs s; python3 started during it: $((root / 1000)) of $((all / 1000)) ms of sleep reach main"
-	[ "$all" -ge 1000000 ] || { grep '^python3' all.folded | head; fail "only $((all / 1000)) ms of python's sleep recorded"; }
-	[ $((root * 100)) -ge $((all * 90)) ] || { grep '^python3' all.folded | head; fail "less than 90% of python's sleep reaches main"; }
+	[ "$all" -ge 1000000 ] || { grep '^python3' py.folded | head; fail "only $((all / 1000)) ms of python's sleep recorded"; }
+	[ "$root" -gt 0 ] || { grep '^python3' py.folded | head; fail "none of python's sleep reaches main: its tables were never built"; }
+	[ $((all - root)) -le "$(incomplete_us rec.err)" ] ||
+		{ grep '^python3' py.folded | head; fail "$(((all - root) / 1000)) ms of python's sleep does not reach main, more than the summary says was not complete"; }
 }
 
 # The table builder under libFuzzer (ASan, UBSan) for 30,000 inputs, seeded
