@@ -53,7 +53,9 @@ else
 			dir=$TMPROOT/$t
 			mkdir -p "$dir"
 			start=$(date +%s.%N)
-			( cd "$dir" && timeout 300 bash -c "set -u; source '$ROOT/tests/lib.sh'; source '$file'; $t" ) >"$dir/log" 2>&1
+			# (a bound for a hang: the package's build and its unit tests
+			# took more than 300 s on a machine with a load of 17)
+			( cd "$dir" && timeout 900 bash -c "set -u; source '$ROOT/tests/lib.sh'; source '$file'; $t" ) >"$dir/log" 2>&1
 			rc=$?
 			secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 			if [ $rc -eq 0 ]; then
