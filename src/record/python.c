@@ -549,6 +549,18 @@ static void py_targets(struct python *py, int filter_fd)
 	}
 }
 
+void python__detect(struct python *py, int pid)
+{
+	struct offcpu_py_proc p;
+	uint32_t tgid = (uint32_t)pid;
+
+	if (!py || pid <= 0)
+		return;
+	if (!bpf_map_lookup_elem(py->procs_fd, &tgid, &p) && p.state == OFFCPU_PY_311)
+		return; /* known since its exec */
+	detect(py, tgid);
+}
+
 struct python *python__new(struct collector *c)
 {
 	struct python *py;

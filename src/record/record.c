@@ -154,6 +154,7 @@ static void load_held(void *arg, int pid)
 
 	if (err)
 		pr_warn("cannot load the unwind tables of the command: %s", strerror(-err));
+	python__detect(r->py, pid);
 }
 
 static int finish(struct record *r)
@@ -284,7 +285,9 @@ static int load(struct record *r, struct collector_opts *co)
 	co->user_space_stacks = co->unwind_tables && !(getenv("OFFCPU_LATE_STACKS") &&
 						       !strcmp(getenv("OFFCPU_LATE_STACKS"), "0"));
 	co->python_frames = r->o.python;
+	run_signals_hold(true);
 	r->coll = collector__open(co, msg, sizeof(msg));
+	run_signals_hold(false);
 	if (!r->coll) {
 		err = -errno;
 		pr_err("%s", msg);
@@ -338,6 +341,19 @@ static int prepare_workload(struct record *r)
 	return err;
 }
 
+/* Say why the run failed (at its start too: a reader of -o - gone before the first round). */
+static void say_error(struct record *r, int err)
+{
+	if (err == -EPIPE)
+		pr_err("cannot write to %s: the reader went away",
+		       r->o.pipe_output ? "standard output" : r->o.output);
+	else if (output__error(&r->out))
+		pr_err("%s", output__error(&r->out));
+	else
+		pr_err("cannot write %s: %s", r->o.pipe_output ? "the recording" : r->o.output,
+		       strerror(-err));
+}
+
 /*
  * Start: the first file (or none yet, armed), its writers, the command, and
  * the blocks already under way (their stacks read as they sleep).
@@ -351,10 +367,7 @@ static int start(struct record *r)
 	if (!err && r->out.dir)
 		err = start_threads(r);
 	if (err) {
-		if (output__error(&r->out))
-			pr_err("%s", output__error(&r->out));
-		else
-			pr_err("cannot write %s: %s", r->o.output, strerror(-err));
+		say_error(r, err);
 		return err;
 	}
 	if (r->have_workload) {
@@ -390,21 +403,8 @@ static int start(struct record *r)
 	/* their stacks read while they still sleep, and how long they have */
 	userstacks__drain(r->us);
 	if (r->w && !r->o.overwrite && (err = write_before_samples(r)))
-		pr_err("cannot write %s: %s", r->o.output, strerror(-err));
+		say_error(r, err);
 	return err;
-}
-
-/* Say why the run failed. */
-static void say_error(struct record *r, int err)
-{
-	if (err == -EPIPE)
-		pr_err("cannot write to %s: the reader went away",
-		       r->o.pipe_output ? "standard output" : r->o.output);
-	else if (output__error(&r->out))
-		pr_err("%s", output__error(&r->out));
-	else
-		pr_err("cannot write %s: %s", r->o.pipe_output ? "the recording" : r->o.output,
-		       strerror(-err));
 }
 
 /* The command, ended if it still runs, and what became of it: the signal that killed it, or 0. */

@@ -200,6 +200,14 @@ int snapshot(struct record *r);
 /* run.c: the run */
 /* Catch the signals that end a recording (SIGUSR2 switches files with @switch_on_usr2). */
 void run_signals(bool switch_on_usr2);
+/*
+ * Hold the signals run_signals() handles (they stay pending), or let them
+ * through again. The verifier gives up on a program while a signal is
+ * pending (-EAGAIN, and libbpf tries 5 times): a SIGUSR2 or two while the
+ * program loads made a piece of it fall back, as if the verifier had
+ * refused it. Held while it loads, a signal acts once it is loaded.
+ */
+void run_signals_hold(bool hold);
 /* The main loop: rounds as they come, flushes, file switches, until an end. */
 int main_loop(struct record *r);
 /* The flight recorder's: nothing read until a snapshot is asked for (SIGUSR2). */

@@ -52,6 +52,16 @@ void run_signals(bool switch_on_usr2_)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+void run_signals_hold(bool hold)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+		sigaddset(&set, stop_signals[i]);
+	sigprocmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
 int wait_ms(uint64_t deadline, int max)
 {
 	uint64_t now;
