@@ -28,9 +28,11 @@ override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION
 # every source of a part's folder is built: a new file needs no line here
 CORE_SRCS := $(sort $(wildcard src/util/*.c src/perfdata/*.c))
 RECORD_SRCS := $(sort $(wildcard src/record/*.c src/unwind/*.c))
-REPORT_SRCS := $(sort $(wildcard src/report/*.c))
+# the report's sources; its .S files embed what is no C (the timeline page's assets)
+REPORT_SRCS := $(sort $(wildcard src/report/*.c src/report/*.S))
+REPORT_ASSETS := $(wildcard src/report/timeline/*)
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
-APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
+APP_OBJS := $(patsubst src/%.S,$(BUILD)/obj/%.o,$(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS)))
 
 # the unit tests: all of report but its commands (report.c, critpath_cmd.c), the parts of record that need no BPF
 REPORT_LIB_SRCS := $(filter-out src/report/report.c src/report/critpath_cmd.c,$(REPORT_SRCS))
@@ -55,6 +57,11 @@ $(BUILD)/offcpu.bpf.o: src/bpf/offcpu.bpf.c $(wildcard src/bpf/*.bpf.h) src/offc
 $(BUILD)/offcpu.skel.h: $(BUILD)/offcpu.bpf.o
 	$(BPFTOOL) gen skeleton $< name offcpu_bpf > $@.tmp && mv $@.tmp $@
 
+# assets are read by the assembler at build time, by their paths from here
+$(BUILD)/obj/%.o: src/%.S $(REPORT_ASSETS)
+	@mkdir -p $(@D)
+	$(CC) -c $< -o $@
+
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h src/*/*.h) | $(BUILD)/offcpu.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -69,11 +76,11 @@ $(BUILD)/offcpu: $(APP_OBJS)
 # Unit tests need no root; they are built twice: plain and with sanitizers.
 # realloc is wrapped so that tests can make it fail (test_queue.c).
 UNIT_LDFLAGS := -Wl,--wrap=realloc
-$(BUILD)/tests/unit: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h)
+$(BUILD)/tests/unit: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h) $(REPORT_ASSETS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(UNIT_LDFLAGS) $(LIBS)
 
-$(BUILD)/tests/unit-asan: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h)
+$(BUILD)/tests/unit-asan: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h) $(REPORT_ASSETS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 		-Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(UNIT_LDFLAGS) $(LIBS)
@@ -113,7 +120,7 @@ $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src
 
 FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/perfdata/wakers.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/util/objread.c src/util/mounts.c src/util/ranges.c src/util/outfile.c src/util/safepath.c \
 	$(REPORT_LIB_SRCS) src/unwind/oracle.c
-$(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wildcard src/*/*.h)
+$(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wildcard src/*/*.h) $(REPORT_ASSETS)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $< $(FUZZ_SESSION_SRCS) -o $@ -lelf -ldw -lz -liberty

@@ -448,6 +448,29 @@ void timeline__free(struct timeline *t)
 }
 
 /*
+ * The fields of a lane's arrays, in the order timeline__write() prints them
+ * (b: a block, g: a bin of merged blocks, u: a summed total): the page finds
+ * each by its name (DATA.layout; timeline/page.js, path.js), so the two
+ * sides agree on one list.
+ */
+static const char *const block_fields[] = { "end", "dur", "state", "stack", "waker",
+					    "chain", "wstack", "wtid", "flags", "since" };
+static const char *const bin_fields[] = { "at", "sleep", "io", "preempted", "runqueue",
+					  "other", "summed", "blocks", "ticks" };
+static const char *const sum_fields[] = { "start", "end", "ns", "stack", "state", "waker",
+					  "chain" };
+
+static void layout_list(FILE *f, const char *key, const char *const *names, size_t n)
+{
+	size_t i;
+
+	fprintf(f, "\"%s\": [", key);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s\"%s\"", i ? ", " : "", names[i]);
+	fputc(']', f);
+}
+
+/*
  * @s as a JSON string in a <script>: escaped first as on a terminal
  * (str_escape: valid UTF-8, no control character), then '"' and '\' for
  * JSON and '<', '>', '&' as \u escapes, so no "</script>" or comment can
@@ -598,6 +621,13 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 		(unsigned long long)merged_ns, (unsigned long long)t->blocks.untimed, TIMELINE_LANE_CAP);
 	/* what the recording has: the page says what it lacks, and how to record it */
 	fprintf(f, "\"summed\": %llu, \"wakers\": %d,\n", (unsigned long long)t->summed, p->has_wakers);
+	fputs("\"layout\": {", f);
+	layout_list(f, "b", block_fields, ARRAY_SIZE(block_fields));
+	fputs(", ", f);
+	layout_list(f, "g", bin_fields, ARRAY_SIZE(bin_fields));
+	fputs(", ", f);
+	layout_list(f, "u", sum_fields, ARRAY_SIZE(sum_fields));
+	fputs("},\n", f);
 	if (p->has_clock)
 		fprintf(f, "\"wall\": %lld,\n",
 			(long long)p->clock_wall_ns + ((long long)t->t0 - (long long)p->clock_mono_ns));
@@ -640,8 +670,9 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 			l->tid, l->comm < p->str.nr ? (long long)l->comm : -1ll,
 			(unsigned long long)(1ull << l->shift), (unsigned long long)l->merged,
 			(unsigned long long)l->merged_ns, l->sums_merged);
-		/* end, duration, state, stack, waker, chain, waker's stack, waker's tid,
-		 * flags (BLOCK_*), since when (BLOCK_BEFORE; 0: not known; before t0: negative) */
+		/* block_fields: end, duration, state, stack, waker, chain, waker's stack,
+		 * waker's tid, flags (BLOCK_*), since when (BLOCK_BEFORE; 0: not known;
+		 * before t0: negative) */
 		for (k = 0; k < l->nb; k++) {
 			const struct tl_block *b = &l->b[k];
 
@@ -653,7 +684,8 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 				b->wstack < p->nr_stacks ? (long long)b->wstack : -1ll, b->wtid,
 				b->flags, b->since ? (long long)b->since - (long long)t->t0 : 0ll);
 		}
-		/* bin start, S, D, preempted, runqueue, other ns, summed ns, blocks, ticks */
+		/* bin_fields: bin start, S, D, preempted, runqueue, other ns, summed ns,
+		 * blocks, ticks */
 		fputs("],\n\"g\":[", f);
 		for (k = 0; k < l->ng; k++) {
 			const struct tl_bin *g = &l->g[k];
@@ -665,7 +697,7 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 				(unsigned long long)g->ns[3], (unsigned long long)g->ns[4],
 				(unsigned long long)g->summed, g->blocks, g->ticks);
 		}
-		/* summed: interval start, end, total, stack, state, waker, chain */
+		/* sum_fields: interval start, end, total, stack, state, waker, chain */
 		fputs("],\n\"u\":[", f);
 		for (k = 0; k < l->nu; k++) {
 			const struct tl_sum *u = &l->u[k];
@@ -682,8 +714,13 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 	}
 	fputs("]};\n</script>\n<script>\n", f);
 	fputs(timeline_path_js, f);
-	fputs("</script>\n", f);
-	fputs(timeline_page, f);
+	fputs("</script>\n<style>\n", f);
+	fputs(timeline_css, f);
+	fputs("</style>\n</head>\n<body>\n", f);
+	fputs(timeline_html, f);
+	fputs("<script>\n", f);
+	fputs(timeline_js, f);
+	fputs("</script>\n</body></html>\n", f);
 	if (fflush(f) || ferror(f))
 		err = errno ? -errno : -EIO;
 	if (st) {

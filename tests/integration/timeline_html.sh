@@ -229,3 +229,24 @@ test_timeline_html_critical_path() {
 	done
 	note "on the page's path: $figures"
 }
+
+# The page's scripts are files of the tree (src/report/timeline/), embedded at
+# build time; their unit tests run in node, without a browser
+# (tests/browser/timeline_units.test.js): the fields the scripts read are the
+# ones timeline.c declares (DATA.layout), a page offcpu wrote reads back in
+# that layout, and the page's critical path charges each block's whole length
+# once, on a recording with paths across threads.
+test_timeline_js_units() {
+	local v
+	command -v node >/dev/null || skip "no node (apt-get install nodejs)"
+	v=$(node -p 'process.versions.node.split(".")[0]')
+	[ "$v" -ge 18 ] || skip "node $v: node --test needs node 18 or newer"
+	record_truth --critical-path -o cp.data -- "$CRITPATH" -r truth.txt -d .
+	"$OFFCPU" report -i cp.data --timeline cp.html || fail "report --timeline failed"
+	TIMELINE_HTML=$PWD/cp.html node --test "$ROOT/tests/browser/timeline_units.test.js" >units.log 2>&1
+	local rc=$?
+	grep -E '^# (tests|pass|fail|skipped)' units.log
+	[ $rc = 0 ] || { grep -B2 -A20 '^not ok' units.log | head -60; fail "the page's unit tests failed"; }
+	grep -q '^# fail 0$' units.log && grep -q '^# skipped 0$' units.log && grep -Eq '^# pass [1-9]' units.log ||
+		fail "the page's unit tests did not all run"
+}
