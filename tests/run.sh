@@ -7,7 +7,8 @@
 # skips alone exit 0 (a machine known to lack something), still counted.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD:-build}
+# make check builds the tested build, with test hooks, in build/test
+BUILD=${BUILD:-build/test}
 export ROOT BUILD
 # no test fetches debug files from the network: only the debuginfod tests, from their own server
 unset DEBUGINFOD_URLS

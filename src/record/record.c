@@ -282,8 +282,7 @@ static int load(struct record *r, struct collector_opts *co)
 	co->unwind_tables = r->o.unwind == UNWIND_TABLES && (r->o.stacks & STACKS_USER);
 	co->unwind_rows = (uint32_t)(r->o.unwind_mem / sizeof(struct offcpu_unw_row));
 	/* bench: OFFCPU_LATE_STACKS=0 leaves every stack to the BPF walk */
-	co->user_space_stacks = co->unwind_tables && !(getenv("OFFCPU_LATE_STACKS") &&
-						       !strcmp(getenv("OFFCPU_LATE_STACKS"), "0"));
+	co->user_space_stacks = co->unwind_tables && !test_hook_is(test_hook("LATE_STACKS"), "0");
 	co->python_frames = r->o.python;
 	run_signals_hold(true);
 	r->coll = collector__open(co, msg, sizeof(msg));

@@ -127,7 +127,7 @@ int main_loop(struct record *r)
 	struct pollfd *pfds = calloc(nfd, sizeof(*pfds));
 	uint64_t deadline = record_deadline(r);
 	/* tests: read the buffers late, so that a small one surely overflows */
-	const char *slow = getenv("OFFCPU_FAULT_SLOW_READ_MS");
+	const char *slow = test_hook("FAULT_SLOW_READ_MS");
 	int err = 0;
 
 	if (!pfds)

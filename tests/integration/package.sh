@@ -139,6 +139,12 @@ test_deb_package() {
 	root/usr/bin/offcpu --help >help.txt || fail "the packaged offcpu --help failed"
 	grep -q record help.txt || fail "no commands in --help"
 	root/usr/bin/offcpu --version || fail "--version failed"
+	# the faults the tests inject are in the tested build and in no package
+	strings "$ROOT/$BUILD/offcpu" | grep -q OFFCPU_FAULT_REFUSE || fail "the tested build has no test hooks"
+	if strings root/usr/bin/offcpu | grep -E 'OFFCPU_(FAULT|LATE|DRAIN|TEST|UNWIND)' >hooks.txt; then
+		cat hooks.txt
+		fail "the packaged offcpu holds test hooks"
+	fi
 	for p in offcpu offcpu-record offcpu-report; do
 		MANWIDTH=80 man --warnings -l "root/usr/share/man/man1/$p.1.gz" >/dev/null 2>w.txt || fail "man -l $p failed"
 		[ ! -s w.txt ] || { cat w.txt; fail "$p.1 warns"; }
