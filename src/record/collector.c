@@ -129,6 +129,7 @@ static int map_unwind(struct collector *c)
 		.nr_objs = bpf_map__max_entries(maps[2]),
 		.procs_fd = bpf_map__fd(c->ld.skel->maps.unw_procs),
 		.req_fd = bpf_map__fd(c->ld.skel->maps.unw_req),
+		.wake_fd = bpf_map__fd(c->ld.skel->maps.unw_wake),
 		.verify_fd = bpf_map__fd(c->ld.skel->maps.unw_verify),
 		.cache_fd = bpf_map__fd(c->ld.skel->maps.unw_cache),
 	};

@@ -74,6 +74,7 @@ struct collector_unwind_maps {
 	struct offcpu_unw_obj *objs;
 	uint32_t nr_rows, nr_rules, nr_objs;
 	int procs_fd, req_fd;
+	int wake_fd; /* ring buffer of the process ids of new requests */
 	int verify_fd; /* --verify-stacks: ring buffer of struct offcpu_unw_sample */
 	int cache_fd; /* the per-CPU rule cache, by object id: emptied before an id is reused */
 };
