@@ -100,7 +100,12 @@ static int open_output(struct collector *c, const struct collector_opts *o)
 	return c->pb ? 0 : -errno;
 }
 
-/* Map the unwind table arrays into this process: user space fills them in place. */
+/*
+ * Map the unwind rules and objects into this process: user space fills them
+ * in place. The rows, the bulk (32 MiB by default), are mapped a slice at a
+ * time as an object is written (tablemem.c): mapped whole, every page of
+ * them would count as this process's resident memory from the start.
+ */
 static int map_unwind(struct collector *c)
 {
 	struct bpf_map *maps[3] = { c->ld.skel->maps.unw_rows, c->ld.skel->maps.unw_rules,
@@ -108,7 +113,7 @@ static int map_unwind(struct collector *c)
 	void **p = c->unw_p;
 	int i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 1; i < 3; i++) {
 		/* an array's elements are 8-byte aligned: these are 8, 16, 8 bytes */
 		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
@@ -123,7 +128,7 @@ static int map_unwind(struct collector *c)
 		}
 	}
 	c->unw = (struct collector_unwind_maps){
-		.rows = p[0], .rules = p[1], .objs = p[2],
+		.rows_fd = bpf_map__fd(maps[0]), .rules = p[1], .objs = p[2],
 		.nr_rows = bpf_map__max_entries(maps[0]),
 		.nr_rules = bpf_map__max_entries(maps[1]),
 		.nr_objs = bpf_map__max_entries(maps[2]),
@@ -147,7 +152,7 @@ int collector__attach(struct collector *c, char *msg, size_t len)
 
 bool collector__unwind_maps(struct collector *c, struct collector_unwind_maps *m)
 {
-	if (!c->ld.tables || !c->unw.rows)
+	if (!c->ld.tables || !c->unw.rules)
 		return false;
 	*m = c->unw;
 	return true;

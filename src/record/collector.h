@@ -69,7 +69,7 @@ const char *collector__fallbacks(const struct collector *c);
  * mapped into this process, and the process and request maps' fds.
  */
 struct collector_unwind_maps {
-	struct offcpu_unw_row *rows;
+	int rows_fd; /* written a slice at a time through a mapping of its own */
 	struct offcpu_unw_rule *rules;
 	struct offcpu_unw_obj *objs;
 	uint32_t nr_rows, nr_rules, nr_objs;
