@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -630,7 +631,7 @@ out:
 static void *run(void *arg)
 {
 	struct unwinder *u = arg;
-	uint64_t pruned = now_ns();
+	uint64_t pruned = now_ns(), loads = 0;
 	bool waiting = false;
 
 	while (!u->stop) {
@@ -647,6 +648,12 @@ static void *run(void *arg)
 		due = pruned + PRUNE_NS - now;
 		if (waiting && due > RELOAD_NS)
 			due = RELOAD_NS;
+		/* a burst of loads over: what its builds took back goes back to
+		 * the system (tens of MiB on a busy machine, in this thread's arena) */
+		if (!waiting && u->st.processes != loads) {
+			loads = u->st.processes;
+			malloc_trim(0);
+		}
 		epoll_wait(u->epfd, ev, 2, (int)(due / 1000000) + 1);
 	}
 	return NULL;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@
 #include "../util/worker.h"
 
 /* bytes of a sleeping thread's stack read from sp: deeper than the BPF copy */
+/* unwinds quiet this long: what the oracle holds is given back */
+#define IDLE_NS (2000 * 1000000ULL)
 #define START_COPY (32 << 10)
 /* frames kept in all: a recording of many short processes stops keeping more */
 #define MAX_FRAMES (1u << 20)
@@ -336,10 +339,11 @@ static int on_snap(void *ctx, void *data, size_t size)
 static void *run(void *arg)
 {
 	struct userstacks *us = arg;
-	uint64_t ticket;
+	uint64_t ticket, last = 0;
 
 	while (!us->stop) {
 		struct epoll_event ev;
+		int n;
 
 		epoll_wait(us->epfd, &ev, 1, 50);
 		eventfd_read(us->efd, &(eventfd_t){ 0 });
@@ -348,12 +352,21 @@ static void *run(void *arg)
 		us->busy_since = now_ns();
 		pthread_mutex_unlock(&us->lock);
 		us->maps_tgid = 0; /* mappings read anew, once a pass */
-		ring_buffer__consume(us->rb);
+		n = ring_buffer__consume(us->rb);
 		pthread_mutex_lock(&us->lock);
 		us->served = ticket;
 		us->busy_since = 0;
 		pthread_cond_broadcast(&us->served_cond);
 		pthread_mutex_unlock(&us->lock);
+		/* quiet for IDLE_NS after unwinds: the processes and object images
+		 * they read (up to hundreds of MiB in a build) go back */
+		if (n > 0)
+			last = now_ns();
+		else if (last && now_ns() - last > IDLE_NS) {
+			last = 0;
+			unwind_oracle__release(us->oracle);
+			malloc_trim(0);
+		}
 	}
 	return NULL;
 }
