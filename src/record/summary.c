@@ -136,6 +136,17 @@ static void print_unwind(FILE *f, const struct summary *s)
 		"loads\n", (unsigned long long)u->objects, (unsigned long long)u->no_table,
 		(unsigned long long)u->rows, used, (unsigned long long)u->rules, cap,
 		(double)u->build_ns / 1e6, (unsigned long long)u->processes);
+	if (u->no_table) {
+		fprintf_escaped(f, "offcpu: objects without an unwind table (frame pointers there): ");
+		for (uint64_t i = 0; i < u->no_table && i < UNWINDER_NAMED; i++) {
+			fput_escaped(f, u->no_table_first[i], 0); /* another user's path */
+			fputs(i + 1 < u->no_table && i + 1 < UNWINDER_NAMED ? "; " : "", f);
+		}
+		if (u->no_table > UNWINDER_NAMED)
+			fprintf(f, "; and %llu more (-v names each)",
+				(unsigned long long)(u->no_table - UNWINDER_NAMED));
+		fputc('\n', f);
+	}
 	if (s->verify_stacks)
 		fprintf_escaped(f, "offcpu: verified %llu table walks against libdw's DWARF unwinding of the "
 			"same stack copy: %llu the same, %llu the same as far as the copy reached, %llu "

@@ -159,6 +159,15 @@ void unwinder__on_jit(struct unwinder *u, void (*fn)(void *arg, int tgid), void 
 	u->jit_arg = arg;
 }
 
+/* One more object without a table, the first few named with the reason */
+static void no_table(struct unwinder *u, const char *name, const char *why)
+{
+	if (u->st.no_table < UNWINDER_NAMED)
+		snprintf(u->st.no_table_first[u->st.no_table], sizeof(u->st.no_table_first[0]),
+			 "%.100s: %.56s", name, why);
+	u->st.no_table++;
+}
+
 /*
  * A built table into the kernel's memory (tablemem.c): its object id, or 0
  * (frame pointers there) with the reason counted and said with -v.
@@ -177,7 +186,9 @@ static uint32_t publish(struct unwinder *u, struct unwind_table *t, const char *
 		u->st.objects++;
 		return id;
 	}
-	u->st.no_table++;
+	no_table(u, name, why == -ENOSPC || why == -EMFILE ? "the table memory is full (--unwind-mem)" :
+			  why == -EDQUOT ? "its owner's files hold their share of the table memory" :
+			  why == -ENFILE ? "the rule array is full" : strerror(-why));
 	u->st.mem_full += why == -ENOSPC || why == -EMFILE;
 	if (why == -ENOSPC || why == -EMFILE)
 		pr_info("no unwind table for %s: its %zu rows do not fit (--unwind-mem), even with "
@@ -223,7 +234,7 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 		return OFFCPU_UNW_OBJ_PENDING;
 	if (sb.st_uid && tablemem__owner_full(u->tm, (uint32_t)sb.st_uid)) {
 		/* not even read: that user's files hold their share already */
-		u->st.no_table++;
+		no_table(u, name, "its owner's files hold their share of the table memory");
 		goto remember;
 	}
 	t0 = now_ns();
@@ -234,7 +245,8 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	if (e) {
 		/* the message names /proc/PID/map_files/...: say which object that is */
 		pr_info("no unwind table for %s (%s)", name, err);
-		u->st.no_table++;
+		/* the message begins with the /proc path: the reason after it */
+		no_table(u, name, strchr(err, ' ') ? strchr(err, ' ') + 1 : err);
 		if (e == -E2BIG || e == -ETIME) {
 			if (!u->st.over_budget++)
 				snprintf(u->st.first_over, sizeof(u->st.first_over), "%.120s: %.120s", name,

@@ -59,7 +59,7 @@ struct oracle_proc {
 };
 
 #define ORACLE_ELF_CACHE 32
-#define ORACLE_ELF_CACHE_BYTES (256ULL << 20)
+#define ORACLE_ELF_CACHE_BYTES (64ULL << 20)
 
 struct unwind_oracle {
 	struct oracle_proc procs[ORACLE_PROCS];
