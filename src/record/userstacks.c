@@ -345,7 +345,9 @@ static void *run(void *arg)
 		struct epoll_event ev;
 		int n;
 
-		epoll_wait(us->epfd, &ev, 1, 50);
+		/* the ring and the requests wake it: the timeout only looks for
+		 * the end of a burst of unwinds */
+		epoll_wait(us->epfd, &ev, 1, last ? 200 : 1000);
 		eventfd_read(us->efd, &(eventfd_t){ 0 });
 		pthread_mutex_lock(&us->lock);
 		ticket = us->serving = us->asked;
