@@ -382,7 +382,9 @@ void summary__print(FILE *f, const struct summary *s)
 		fprintf_escaped(f, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
 			(unsigned long long)s->oncpu_samples, (unsigned long long)s->freq);
 	fmt_size(s->file_size, size, sizeof(size));
-	if (s->to_stdout)
+	if (s->pushed)
+		; /* push's own summary follows */
+	else if (s->to_stdout)
 		fprintf_escaped(f, "offcpu: wrote the recording to standard output\n");
 	else if (s->fifo)
 		fprintf_escaped(f, "offcpu: wrote the recording into the fifo %s (perf's pipe format)\n",
