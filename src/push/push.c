@@ -14,7 +14,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include "push_int.h"
 #include "interval.h"
 #include "otlp.h"
@@ -135,12 +137,19 @@ static void encode_interval(struct push *p, const struct push_msg *m, uint64_t s
 	}
 }
 
+/* A push thread yields to the recording's (and the machine's) work: nice 10. */
+void push_thread_yields(void)
+{
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+}
+
 static void *encoder(void *arg)
 {
 	struct push *p = arg;
 	struct push_msg m;
 	uint64_t seq = 0;
 
+	push_thread_yields();
 	for (;;) {
 		ssize_t n = read(p->pipe[0], &m, sizeof(m));
 

@@ -76,6 +76,9 @@ struct push {
 	struct push_stats st;
 };
 
+/* push.c: a push thread lowers its priority (nice 10) */
+void push_thread_yields(void);
+
 /* send.c */
 /* Queue @pl (push's from now on): in memory, or in the spool while the backend fails. */
 void push_enqueue(struct push *p, struct payload *pl, uint64_t interval);

@@ -100,7 +100,7 @@ void push_enqueue(struct push *p, struct payload *pl, uint64_t interval)
 {
 	pthread_mutex_lock(&p->lock);
 	p->st.requests++;
-	if (p->spool && (p->failing || p->final ||
+	if (p->spool && ((p->failing && !p->final) ||
 			 (p->head && interval - p->head->seq >= PUSH_QUEUE_INTERVALS) ||
 			 p->q_bytes + pl->len > PUSH_QUEUE_BYTES)) {
 		push_spool(p, pl);
@@ -219,13 +219,13 @@ static void settle(struct push *p, struct payload *pl, bool from_spool, enum htt
 					   "the profiles wait in memory (no --push-spool)");
 		p->failing = true;
 		back_off(p, retry_after);
+		if (p->final)
+			p->gave_up = true;
 		if (from_spool) {
 			spool__done(p->spool, pl->seq, false);
 			payload__free(pl);
 			return;
 		}
-		if (p->final)
-			p->gave_up = true;
 		if (p->final || p->spool) { /* no second try at the end */
 			if (p->spool)
 				push_spool(p, pl);
@@ -250,6 +250,7 @@ void *push_sender(void *arg)
 {
 	struct push *p = arg;
 
+	push_thread_yields();
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		struct payload *pl = NULL;
@@ -259,19 +260,25 @@ void *push_sender(void *arg)
 		char why[640];
 		struct http_req rq;
 
-		/* at the end: what is queued, one try each, until the first failure */
-		if (p->final && (now >= p->deadline || p->gave_up || (p->encoder_done && !p->head)))
+		/*
+		 * At the end: what is queued, then what the spool holds, one try
+		 * each, until the deadline or the first failure (the rest stays in
+		 * the spool, or is dropped without one).
+		 */
+		if (p->final && (now >= p->deadline || p->gave_up))
 			break;
 		can_send = !p->failing || now >= p->backoff_until || p->final;
 		if (can_send && p->head) {
 			pl = pop(p);
-		} else if (can_send && p->spool && !p->final) {
+		} else if (can_send && p->spool && (!p->final || p->encoder_done)) {
 			pthread_mutex_unlock(&p->lock);
 			pl = spool__take(p->spool, spool_dropped, p);
 			pthread_mutex_lock(&p->lock);
 			from_spool = pl != NULL;
 		}
 		if (!pl) {
+			if (p->final && p->encoder_done && !p->head)
+				break;
 			if (p->final)
 				wait_until(p, p->deadline); /* the encoder's last interval */
 			else if (p->failing)
