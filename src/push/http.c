@@ -206,6 +206,8 @@ enum http_result http__post(struct http *h, const struct http_req *r, char *why,
 		snprintf(line, sizeof(line), "Content-Encoding: %s", r->content_encoding);
 		hdr = (t = curl_slist_append(hdr, line)) ? t : hdr;
 	}
+	if (hdr && r->header)
+		hdr = (t = curl_slist_append(hdr, r->header)) ? t : hdr;
 	if (hdr && tok) {
 		snprintf(line, sizeof(line), "Authorization: Bearer %s", tok);
 		hdr = (t = curl_slist_append(hdr, line)) ? t : hdr;

@@ -39,6 +39,7 @@ struct http_req {
 	const char *query; /* appended after '?', or NULL */
 	const char *content_type;
 	const char *content_encoding; /* or NULL */
+	const char *header; /* one more "Name: value", or NULL */
 	const void *body;
 	size_t len;
 };

@@ -46,7 +46,7 @@ struct push {
 	bool quiet;
 	struct push_meta meta;
 	char *dir, *base, *endpoint;
-	const char *content_type, *content_encoding;
+	const char *content_type, *content_encoding, *header;
 	struct spool *spool; /* NULL: none */
 	struct http *http; /* the sender's */
 	int pipe[2];

@@ -288,8 +288,8 @@ void *push_sender(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&p->lock);
-		rq = (struct http_req){ pl->query, p->content_type, p->content_encoding, pl->body,
-					pl->len };
+		rq = (struct http_req){ pl->query, p->content_type, p->content_encoding, p->header,
+					pl->body, pl->len };
 		res = http__post(p->http, &rq, why, sizeof(why), &retry_after);
 		pthread_mutex_lock(&p->lock);
 		settle(p, pl, from_spool, res, why, retry_after);

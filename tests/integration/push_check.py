@@ -188,6 +188,8 @@ def load_received():
         h = meta["headers"]
         if meta["path"] != "/v1development/profiles":
             err(body, "posted to %s" % meta["path"])
+        if h.get("otlp-profiles-development-version") != "1":
+            err(body, "no OTLP-Profiles-Development-Version: 1")
         if h.get("content-type") != "application/x-protobuf" or h.get("content-encoding") != "gzip":
             err(body, "content type %s, encoding %s" % (h.get("content-type"), h.get("content-encoding")))
         yield body, gzip.decompress(open(body, "rb").read())
