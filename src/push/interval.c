@@ -99,6 +99,9 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 	k.chain = s->waker ? s->chain : 0;
 	k.waker_fn = s->waker && s->waker_stack != UINT32_MAX ?
 			     profile__own_frame(&iv->p, s->waker_stack) : UINT32_MAX;
+	/* the wakeup's own kernel frames (an interrupt's) name no function of the waker's */
+	if (k.waker_fn != UINT32_MAX && iv->p.frames[k.waker_fn].kernel)
+		k.waker_fn = UINT32_MAX;
 	v = hashmap__upsert(&iv->row_idx, &k, sizeof(k), &created);
 	if (!v)
 		return -ENOMEM;

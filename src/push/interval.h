@@ -39,7 +39,7 @@ struct ivl_row {
 	uint32_t group, pid, tid, comm, exe, stack;
 	uint32_t state; /* + 1, as the profile's rows; 0 unknown */
 	uint32_t waker, chain; /* strtab; 0: no waker recorded, no chain */
-	uint32_t waker_fn; /* the waker's own frame (profile__own_frame()); UINT32_MAX none */
+	uint32_t waker_fn; /* the waker's own user frame (profile__own_frame()); UINT32_MAX none */
 	uint64_t ns, count;
 	uint32_t first_obs, nr_obs; /* its observations in interval.obs, once read */
 };

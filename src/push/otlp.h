@@ -19,7 +19,8 @@
  * process.pid, process.executable.name, process.executable.path,
  * process.command, container.id, k8s.pod.uid, linux.cgroup.path; on each
  * sample thread.id, thread.name, linux.sched.state,
- * linux.sched.waker.thread.name, linux.sched.waker.function,
+ * linux.sched.waker.thread.name, linux.sched.waker.function (its own user
+ * frame),
  * linux.sched.waker.chain (by cgroup also process.pid and
  * process.executable.name); on locations profile.frame.type; on mappings
  * process.executable.build_id.gnu.

@@ -173,7 +173,8 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *o, struct pb
 		if (o->waker_function && ev->offcpu && r->waker_stack != UINT32_MAX) {
 			uint32_t own = profile__own_frame(p, r->waker_stack);
 
-			if (own != UINT32_MAX)
+			/* a user frame: the wakeup's own kernel frames name none of the waker's */
+			if (own != UINT32_MAX && !p->frames[own].kernel)
 				str_label(&sub, &sub2, &s, o->waker_function,
 					  profile__frame_name(p, own));
 		}

@@ -298,7 +298,7 @@ int pprof__write(const struct profile *p, int event, int fd);
  * them), with the labels whose keys are given (NULL leaves one out): the
  * thread's name, pid, tid, the state, the waker (its name alone with
  * @waker_name_only, else with the chain before it) and the waker's own
- * function (profile__own_frame() of its stack). gzip'ed, appended to @out.
+ * function (profile__own_frame() of its stack, when a user frame). gzip'ed, appended to @out.
  */
 struct pb;
 struct pprof_opts {
