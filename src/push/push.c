@@ -28,13 +28,27 @@ const char *push__output_base(const struct push *p)
 	return p->base;
 }
 
+/* An interval of CLOCK_MONOTONIC times as HH:MM:SS-HH:MM:SS, for messages. */
+static void mono_window(uint64_t start, uint64_t end, char *out, size_t cap)
+{
+	struct timespec w, m;
+	uint64_t off;
+
+	clock_gettime(CLOCK_REALTIME, &w);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	off = ((uint64_t)w.tv_sec * 1000000000ULL + (uint64_t)w.tv_nsec) -
+	      ((uint64_t)m.tv_sec * 1000000000ULL + (uint64_t)m.tv_nsec);
+	push_window(start + off, end + off, out, cap);
+}
+
 void push__interval(struct push *p, const char *path, uint64_t start, uint64_t end)
 {
 	const char *slash = strrchr(path, '/');
 	struct push_msg m = { .start = start, .end = end };
-	uint64_t n = atomic_fetch_add(&p->st.intervals, 1) + 1;
+	char win[40];
 	ssize_t w = -1;
 
+	atomic_fetch_add(&p->st.intervals, 1);
 	snprintf(m.name, sizeof(m.name), "%s", slash ? slash + 1 : path);
 	if (atomic_load(&p->pending) < PUSH_MAX_FILES) {
 		atomic_fetch_add(&p->pending, 1);
@@ -45,9 +59,10 @@ void push__interval(struct push *p, const char *path, uint64_t start, uint64_t e
 	if (w != sizeof(m)) {
 		unlink(path);
 		atomic_fetch_add(&p->st.intervals_dropped, 1);
-		pr_warn("push: interval %llu dropped: the %d before it are still being read (a "
-			"loaded machine, or too short a --push-interval for what it records)",
-			(unsigned long long)n, PUSH_MAX_FILES);
+		mono_window(start, end, win, sizeof(win));
+		pr_warn("push: dropped the interval %s unread: the %d before it are still being "
+			"read (a loaded machine, or too short a --push-interval for what it records)",
+			win, PUSH_MAX_FILES);
 	}
 }
 
@@ -102,7 +117,7 @@ static int otlp_requests(struct emit_arg *a, const uint32_t *g, size_t n)
 
 static void encode_interval(struct push *p, const struct push_msg *m, uint64_t seq)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], win[40];
 	struct interval iv;
 	struct emit_arg a = { p, &iv, seq };
 	int err;
@@ -131,8 +146,9 @@ static void encode_interval(struct push *p, const struct push_msg *m, uint64_t s
 	interval__free(&iv);
 	if (err) {
 		atomic_fetch_add(&p->st.intervals_dropped, 1);
-		pr_warn("push: interval %llu dropped: %s", (unsigned long long)seq,
-			err == -ECANCELED ? "the recording ended before it was read" :
+		mono_window(m->start, m->end, win, sizeof(win));
+		pr_warn("push: dropped the interval %s: %s", win,
+			err == -ECANCELED ? "not read within 10 s of the end" :
 			err == -ENOMEM ? "out of memory" : "its file could not be read");
 	}
 }
@@ -241,6 +257,9 @@ struct push *push__start(const struct push_opts *o, bool quiet)
 	if (o->format == PUSH_OTLP) {
 		p->content_type = "application/x-protobuf";
 		p->content_encoding = "gzip";
+		/* the wire format of profiles.proto's Alpha: development version 1 (what a
+		 * receiver assumes without it; receivers of a later one refuse it at once) */
+		p->header = "OTLP-Profiles-Development-Version: 1";
 	} else {
 		p->content_type = "application/octet-stream";
 	}
