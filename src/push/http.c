@@ -133,6 +133,12 @@ void http__free(struct http *h)
 	free(h);
 }
 
+const uint8_t *http__answer(const struct http *h, size_t *len)
+{
+	*len = h->answer_len;
+	return (const uint8_t *)h->answer;
+}
+
 void http__deadline(struct http *h, uint64_t deadline)
 {
 	atomic_store(&h->deadline, deadline);
@@ -169,6 +175,8 @@ static const char *answer_text(struct http *h)
 			h->answer[i] = ' ';
 		else if ((unsigned char)h->answer[i] < ' ' || (unsigned char)h->answer[i] >= 127)
 			h->answer[i] = '?';
+	while (i > 0 && h->answer[i - 1] == ' ')
+		h->answer[--i] = 0;
 	return h->answer;
 }
 

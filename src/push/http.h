@@ -52,6 +52,9 @@ struct http_req {
 enum http_result http__post(struct http *h, const struct http_req *r, char *why, size_t len,
 			    uint64_t *retry_after_ns);
 
+/* The start of the last answer's body (at most 512 bytes), as it came. */
+const uint8_t *http__answer(const struct http *h, size_t *len);
+
 /* From now on, no request of @h lasts past @deadline (CLOCK_MONOTONIC ns; 0: none). Any thread. */
 void http__deadline(struct http *h, uint64_t deadline);
 

@@ -390,6 +390,91 @@ static void dict_free(struct dict *d)
 	free(d->tmp2.d);
 }
 
+/* A varint at *@p (before @end): 0, or -EINVAL. */
+static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	int shift;
+
+	*v = 0;
+	for (shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t c = *(*p)++;
+
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return 0;
+	}
+	return -EINVAL;
+}
+
+/* The fields of the message in [@p, @end): each one's number, wire type, value or bytes. */
+static int next_field(const uint8_t **p, const uint8_t *end, uint32_t *field, uint64_t *v,
+		      const uint8_t **bytes)
+{
+	uint64_t key;
+
+	if (get_varint(p, end, &key))
+		return -EINVAL;
+	*field = (uint32_t)(key >> 3);
+	*bytes = NULL;
+	switch (key & 7) {
+	case 0:
+		return get_varint(p, end, v);
+	case 1:
+		if (end - *p < 8)
+			return -EINVAL;
+		*p += 8;
+		return 0;
+	case 5:
+		if (end - *p < 4)
+			return -EINVAL;
+		*p += 4;
+		return 0;
+	case 2:
+		if (get_varint(p, end, v) || *v > (uint64_t)(end - *p))
+			return -EINVAL;
+		*bytes = *p;
+		*p += *v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int otlp__partial_success(const uint8_t *b, size_t n, int64_t *rejected, char *msg, size_t cap)
+{
+	const uint8_t *p = b, *end = b + n, *ps = NULL, *bytes;
+	uint64_t v, ps_len = 0;
+	uint32_t f;
+
+	*rejected = 0;
+	if (cap)
+		msg[0] = 0;
+	while (p < end) {
+		if (next_field(&p, end, &f, &v, &bytes))
+			return -EINVAL;
+		if (f == 1 && bytes) {
+			ps = bytes;
+			ps_len = v;
+		}
+	}
+	if (!ps)
+		return -ENOENT;
+	for (p = ps, end = ps + ps_len; p < end;) {
+		if (next_field(&p, end, &f, &v, &bytes))
+			return -EINVAL;
+		if (f == 1 && !bytes) {
+			*rejected = (int64_t)v;
+		} else if (f == 2 && bytes && cap) {
+			char raw[512];
+			size_t k = v < sizeof(raw) - 1 ? v : sizeof(raw) - 1;
+
+			memcpy(raw, bytes, k);
+			raw[k] = 0;
+			str_escape(msg, cap, raw);
+		}
+	}
+	return *rejected || (cap && msg[0]) ? 0 : -ENOENT;
+}
+
 int otlp__encode(const struct interval *iv, const uint32_t *groups, size_t n,
 		 const struct push_meta *pm, struct pb *out)
 {

@@ -38,4 +38,12 @@
 int otlp__encode(const struct interval *iv, const uint32_t *groups, size_t n,
 		 const struct push_meta *pm, struct pb *out);
 
+/*
+ * An ExportProfilesServiceResponse's partial_success (@b, @n bytes): the
+ * profiles it rejected and its message (into @msg, escaped). 0 when it has
+ * one with something in it, -ENOENT when it has none, -EINVAL when @b is no
+ * such message.
+ */
+int otlp__partial_success(const uint8_t *b, size_t n, int64_t *rejected, char *msg, size_t cap);
+
 #endif

@@ -329,13 +329,17 @@ static void summary(struct push *p)
 	if (st->failures)
 		fprintf_escaped(stderr, "offcpu: push: %llu requests not taken at the first try "
 				"(tried again)\n", (unsigned long long)st->failures);
+	if (st->rejected_profiles)
+		fprintf_escaped(stderr, "offcpu: push: WARNING: the backend took requests but "
+				"rejected %llu profiles in them, each said above\n",
+				(unsigned long long)st->rejected_profiles);
 	if (st->dropped || atomic_load(&st->intervals_dropped))
 		fprintf_escaped(stderr, "offcpu: push: WARNING: %llu intervals not read and %llu "
 				"requests dropped (%llu of them refused by the backend), each said "
 				"above\n",
 				(unsigned long long)atomic_load(&st->intervals_dropped),
 				(unsigned long long)st->dropped, (unsigned long long)st->rejected);
-	else
+	else if (!st->rejected_profiles)
 		fprintf_escaped(stderr, "offcpu: push: nothing dropped\n");
 }
 

@@ -39,6 +39,7 @@ struct push_stats {
 	uint64_t intervals_empty; /* no off-CPU time in it: nothing sent */
 	uint64_t requests, sent, sent_spooled, spooled, dropped, rejected, failures;
 	uint64_t profiles_sent, bytes_sent;
+	uint64_t rejected_profiles; /* in answers that took a request (OTLP's partial success) */
 };
 
 struct push {

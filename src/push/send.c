@@ -11,6 +11,7 @@
 #include <time.h>
 #include <sys/random.h>
 #include "push_int.h"
+#include "otlp.h"
 #include "../util/util.h"
 
 void push_window(uint64_t start, uint64_t end, char *out, size_t cap)
@@ -176,6 +177,20 @@ static void settle(struct push *p, struct payload *pl, bool from_spool, enum htt
 
 	switch (res) {
 	case HTTP_SENT:
+		if (p->o->format == PUSH_OTLP) {
+			size_t n;
+			const uint8_t *a = http__answer(p->http, &n);
+			int64_t rej;
+			char msg[256], w[40];
+
+			/* taken, but not all of it: said, and counted as dropped */
+			if (!otlp__partial_success(a, n, &rej, msg, sizeof(msg))) {
+				push_window(pl->start, pl->end, w, sizeof(w));
+				pr_warn("push: the backend took the profiles of %s but rejected %lld of "
+					"them%s%s", w, (long long)rej, msg[0] ? ": " : "", msg);
+				p->st.rejected_profiles += rej > 0 ? (uint64_t)rej : 0;
+			}
+		}
 		p->st.sent++;
 		p->st.profiles_sent += pl->profiles;
 		p->st.bytes_sent += pl->len;

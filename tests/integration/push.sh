@@ -339,4 +339,12 @@ test_push_options_token_refusal() {
 	grep -q 'the backend refused them (HTTP 400: refused by the test receiver' rec.err ||
 		fail "the refusal is not said with the backend's answer"
 	grep -q 'requests dropped ([1-9][0-9]* of them refused by the backend)' rec.err || fail "refusals not counted"
+	# taken, but some profiles rejected (OTLP's partial success): said and counted
+	start_receiver partial --mode partial:1
+	push_gt --push "http://127.0.0.1:$RPORT" --push-interval 1s
+	grep 'push' rec.err
+	grep -q 'but rejected 1 of them: test receiver: too old' rec.err || fail "a partial success is not said"
+	grep -q 'WARNING: the backend took requests but rejected [1-9][0-9]* profiles' rec.err ||
+		fail "rejected profiles not counted"
+	! grep -q '^offcpu: push: nothing dropped' rec.err || fail "push says nothing was dropped"
 }

@@ -4,6 +4,8 @@
 # NNNNNN.body and NNNNNN.json, and answers as MODE says:
 #   store        200, an empty body (an empty ExportProfilesServiceResponse)
 #   status:CODE  CODE, with a line of text
+#   partial:N    200, an ExportProfilesServiceResponse whose partial_success
+#                rejected N profiles, with a message
 #   hang         reads the request and never answers
 # --down S: the port is bound at once (written to --port-file) but refuses
 # connections for S seconds, then listens: a backend that is down, then up.
@@ -46,7 +48,7 @@ class Handler(BaseHTTPRequestHandler):
             name = os.path.join(args.dir, "%06d" % count[0])
         u = urlsplit(self.path)
         meta = {"path": u.path, "query": u.query, "headers": {k.lower(): v for k, v in self.headers.items()}}
-        if args.mode == "store":
+        if args.mode == "store" or args.mode.startswith("partial:"):
             with open(name + ".body.tmp", "wb") as f:
                 f.write(body)
             with open(name + ".json.tmp", "w") as f:
@@ -54,6 +56,11 @@ class Handler(BaseHTTPRequestHandler):
             os.rename(name + ".body.tmp", name + ".body")
             os.rename(name + ".json.tmp", name + ".json")
             code, text = 200, b""
+            if args.mode.startswith("partial:"):
+                # partial_success (1) { rejected_profiles (1), error_message (2) }
+                n, msg = int(args.mode.split(":")[1]), b"test receiver: too old"
+                ps = b"\x08" + bytes([n]) + b"\x12" + bytes([len(msg)]) + msg
+                text = b"\x0a" + bytes([len(ps)]) + ps
         else:
             code, text = int(args.mode.split(":")[1]), b"refused by the test receiver\n"
         self.send_response(code)

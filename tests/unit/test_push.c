@@ -5,6 +5,7 @@
 #include "unit.h"
 #include "push/config.h"
 #include "push/meta.h"
+#include "push/otlp.h"
 #include "record/options.h"
 
 static int pids[] = { 42 };
@@ -172,7 +173,38 @@ static void test_cgroup_meta(void)
 	CHECK_STR(m.pod, "");
 }
 
+/* A backend's answer: partial_success { rejected_profiles, error_message }, or not. */
+static void test_partial_success(void)
+{
+	static const uint8_t full[] = { 0x0a, 0x09, 0x08, 0x03, 0x12, 0x05, 'o', 'l', 'd', '\n', '!' };
+	static const uint8_t warn[] = { 0x0a, 0x04, 0x12, 0x02, 'h', 'i' };
+	static const uint8_t empty[] = { 0x0a, 0x00 };
+	static const uint8_t other[] = { 0x10, 0x01 }; /* another field only */
+	int64_t rej;
+	char msg[64];
+	size_t n;
+
+	CHECK(otlp__partial_success(full, sizeof(full), &rej, msg, sizeof(msg)) == 0);
+	CHECK_EQ_U64(rej, 3);
+	CHECK_STR(msg, "old\\n!"); /* escaped: the backend's text goes to a terminal */
+	CHECK(otlp__partial_success(warn, sizeof(warn), &rej, msg, sizeof(msg)) == 0);
+	CHECK_EQ_U64(rej, 0);
+	CHECK_STR(msg, "hi");
+	CHECK(otlp__partial_success(empty, sizeof(empty), &rej, msg, sizeof(msg)) == -ENOENT);
+	CHECK(otlp__partial_success(other, sizeof(other), &rej, msg, sizeof(msg)) == -ENOENT);
+	CHECK(otlp__partial_success(NULL, 0, &rej, msg, sizeof(msg)) == -ENOENT);
+	/* cut anywhere: refused, never read past the end */
+	for (n = 1; n < sizeof(full); n++) {
+		uint8_t *cut = malloc(n);
+
+		memcpy(cut, full, n);
+		CHECK(otlp__partial_success(cut, n, &rej, msg, sizeof(msg)) != 0 || n == sizeof(full));
+		free(cut);
+	}
+}
+
 const struct unit_test push_tests[] = {
+	{ "push: an OTLP answer's partial success", test_partial_success },
 	{ "push: the URL and its endpoint", test_url },
 	{ "push: labels", test_labels },
 	{ "push: how the options combine", test_validate },
