@@ -206,8 +206,12 @@ test_push_spool_outage() {
 	grep 'push' rec.err
 	grep -q 'did not take a request' rec.err || fail "the outage was not said"
 	grep -q 'takes requests again' rec.err || fail "the recovery was not said"
+	# every request that went to the spool came out of it (intervals with no
+	# block ending in them send nothing: how many do depends on the machine)
 	sed -nE 's/.* ([0-9]+) of them from the spool.*/\1/p' rec.err >spooled
-	[ "$(cat spooled)" -ge 10 ] || fail "only $(cat spooled) requests came from the spool"
+	sed -nE 's/^offcpu: push: ([0-9]+) requests went to the spool; 0 wait there now.*/\1/p' rec.err >went
+	[ -s went ] && [ "$(cat spooled)" = "$(cat went)" ] && [ "$(cat went)" -ge 3 ] ||
+		fail "$(cat went) requests went to the spool, $(cat spooled) came out of it"
 	decode_otlp recv
 	[ "$(ls recv/*.body | wc -l)" = "$(sent_count)" ] || fail "the receiver has $(ls recv/*.body | wc -l) requests, the recorder sent $(sent_count)"
 	[ -z "$(ls spool)" ] || fail "requests left in the spool: $(ls spool)"
@@ -308,7 +312,7 @@ test_push_system_wide_sigterm() {
 	note "-a, SIGTERM after 3 s: $(sent_count) requests, $n process profiles, conformant"
 }
 
-# strict options, a token, a backend that refuses
+# strict options, a token, a backend that rejects some profiles, one that refuses
 test_push_options_token_refusal() {
 	local a
 	for a in "--push http://127.0.0.1:1" "--push ftp://h -a" "--push http://u:p@h -a" "--push http://h?x=1 -a" \
@@ -328,23 +332,23 @@ test_push_options_token_refusal() {
 	grep -q 'writable by no one else' err.txt || { cat err.txt; fail "no clear error for the token file"; }
 	chmod 600 token
 	trap stop_receivers EXIT
-	start_receiver recv
+	# a backend that takes the requests but rejects some profiles in each (OTLP's
+	# partial success): said and counted; the token in every request
+	start_receiver recv --mode partial:1
 	start_receiver refuse --mode status:400
 	PUSH_RETRY_CLEAN="rm -f recv/*" push_gt --push "http://127.0.0.1:$(cat recv.port)" --push-interval 1s \
 		--push-token-file token
+	grep 'push' rec.err
 	grep -h '"authorization": "Bearer secret-token"' recv/*.json >/dev/null || fail "no bearer token sent"
 	[ "$(grep -L 'Bearer secret-token' recv/*.json | wc -l)" = 0 ] || fail "a request without the token"
+	grep -q 'but rejected 1 of them: test receiver: too old' rec.err || fail "a partial success is not said"
+	grep -q 'WARNING: the backend took requests but rejected [1-9][0-9]* profiles' rec.err ||
+		fail "rejected profiles not counted"
+	! grep -q '^offcpu: push: nothing dropped' rec.err || fail "push says nothing was dropped"
+	# a backend that refuses: every drop said with its answer
 	push_gt --push "http://127.0.0.1:$(cat refuse.port)" --push-interval 1s
 	grep 'push' rec.err
 	grep -q 'the backend refused them (HTTP 400: refused by the test receiver' rec.err ||
 		fail "the refusal is not said with the backend's answer"
 	grep -q 'requests dropped ([1-9][0-9]* of them refused by the backend)' rec.err || fail "refusals not counted"
-	# taken, but some profiles rejected (OTLP's partial success): said and counted
-	start_receiver partial --mode partial:1
-	push_gt --push "http://127.0.0.1:$RPORT" --push-interval 1s
-	grep 'push' rec.err
-	grep -q 'but rejected 1 of them: test receiver: too old' rec.err || fail "a partial success is not said"
-	grep -q 'WARNING: the backend took requests but rejected [1-9][0-9]* profiles' rec.err ||
-		fail "rejected profiles not counted"
-	! grep -q '^offcpu: push: nothing dropped' rec.err || fail "push says nothing was dropped"
 }
