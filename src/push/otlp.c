@@ -118,12 +118,17 @@ static uint32_t fn_idx(struct dict *d, const struct profile_frame *f)
 	return (uint32_t)*v;
 }
 
+/* The frame's profile.frame.type; NULL for JIT code (of no runtime offcpu knows). */
 static const char *frame_type(const struct profile *p, const struct profile_frame *f)
 {
+	const char *dso = profile__frame_dso(p, (uint32_t)(f - p->frames));
+
 	if (f->kernel)
 		return "kernel";
-	if (!strncmp(strtab__get(&p->str, f->sym), "[py] ", 5))
+	if (!strcmp(dso, "[python]")) /* offcpu record's named Python frames (threads.c) */
 		return "cpython";
+	if (!strcmp(dso, "[jit]"))
+		return NULL;
 	return "native";
 }
 
@@ -135,7 +140,7 @@ static uint32_t loc_idx(struct dict *d, uint32_t frame)
 	if (d->loc_of[frame])
 		return d->loc_of[frame];
 	fn = fn_idx(d, f);
-	type = attr_idx(d, "profile.frame.type", frame_type(d->p, f), 0);
+	type = frame_type(d->p, f) ? attr_idx(d, "profile.frame.type", frame_type(d->p, f), 0) : 0;
 	if (f->dso != UINT32_MAX && f->dso < d->p->nr_dsos) {
 		if (!d->map_of[f->dso]) {
 			d->map_dso[d->nr_maps] = f->dso;
@@ -149,8 +154,10 @@ static uint32_t loc_idx(struct dict *d, uint32_t frame)
 	pb_uint_nz(&d->tmp2, LINE_FUNCTION, fn);
 	pb_uint_nz(&d->tmp2, LINE_LINE, f->line);
 	pb_msg(&d->tmp, LOC_LINES, &d->tmp2);
-	pb_varint(&d->tmp2, type);
-	pb_msg(&d->tmp, LOC_ATTRS, &d->tmp2); /* packed */
+	if (type) {
+		pb_varint(&d->tmp2, type);
+		pb_msg(&d->tmp, LOC_ATTRS, &d->tmp2); /* packed */
+	}
 	pb_msg(&d->locs, DICT_LOCATIONS, &d->tmp);
 	return d->loc_of[frame] = d->nr_locs++;
 }

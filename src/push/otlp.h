@@ -22,7 +22,8 @@
  * linux.sched.waker.thread.name, linux.sched.waker.function (its own user
  * frame),
  * linux.sched.waker.chain (by cgroup also process.pid and
- * process.executable.name); on locations profile.frame.type; on mappings
+ * process.executable.name); on locations profile.frame.type (not for JIT
+ * code); on mappings
  * process.executable.build_id.gnu.
  */
 #ifndef OFFCPU_PUSH_OTLP_H

@@ -352,3 +352,35 @@ test_push_options_token_refusal() {
 		fail "the refusal is not said with the backend's answer"
 	grep -q 'requests dropped ([1-9][0-9]* of them refused by the backend)' rec.err || fail "refusals not counted"
 }
+
+# Python functions named in the pushed stacks as in a file: each its own
+# function (its .py file and line in Function and Line), located as cpython
+test_push_python_names() {
+	local py=/usr/bin/python3.11 sp rp fn
+	need_otlp_tools
+	[ -x $py ] || skip "no $py (Debian: python3.11)"
+	trap stop_receivers EXIT
+	start_receiver recv
+	sh -c "while [ ! -e go ]; do sleep 0.05; done; exec $py $ROOT/tests/workloads/py_waits.py -r truth.txt" &
+	sp=$!
+	"$OFFCPU" record -p "$sp" --wakers --push "http://127.0.0.1:$RPORT" --push-interval 1s 2>rec.err &
+	rp=$!
+	wait_for_line rec.err "recording" 10 || { kill $sp $rp; cat rec.err; fail "offcpu did not start"; }
+	touch go
+	wait $sp || fail "the workload failed"
+	wait $rp || { cat rec.err; fail "offcpu record --push failed"; }
+	grep 'push\|Python' rec.err
+	decode_otlp recv
+	for fn in sleeper_wait lock_waiter_wait queue_waiter_wait; do
+		awk -F'\t' -v f=";$fn;" '$1 == "sample" && index(";" $8 ";", f) { found = 1 } END { exit !found }' checked.txt ||
+			fail "no pushed stack through the Python function $fn"
+	done
+	for b in recv/*.body; do
+		zcat "$b" | protoc --proto_path="$ROOT/tests/integration" \
+			--decode=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest \
+			otlp_profiles_subset.proto
+	done >typed.txt
+	grep -q 'string_value: "cpython"' typed.txt || fail "no location of frame type cpython"
+	grep -q 'string_table: ".*py_waits.py"' typed.txt || fail "the Python functions' file is not in the string table"
+	note "Python functions as in a file: sleeper_wait, lock_waiter_wait, queue_waiter_wait"
+}
