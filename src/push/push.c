@@ -104,7 +104,7 @@ static int otlp_requests(struct emit_arg *a, const uint32_t *g, size_t n)
 
 	err = err ?: pb_gzip(raw.d, raw.len, &gz);
 	free(raw.d);
-	if (!err && gz.len > PUSH_MAX_REQUEST && n > 1) {
+	if (!err && gz.len > a->p->max_request && n > 1) {
 		free(gz.d);
 		return otlp_requests(a, g, n / 2) ?: otlp_requests(a, g + n / 2, n - n / 2);
 	}
@@ -240,6 +240,10 @@ struct push *push__start(const struct push_opts *o, bool quiet)
 	p->quiet = quiet;
 	p->meta.o = o;
 	p->pipe[0] = p->pipe[1] = -1;
+	p->max_request = PUSH_MAX_REQUEST;
+	/* tests: split an interval's request at a few KiB */
+	if (getenv("OFFCPU_TEST_PUSH_MAX_REQUEST"))
+		p->max_request = strtoull(getenv("OFFCPU_TEST_PUSH_MAX_REQUEST"), NULL, 10);
 	pthread_mutex_init(&p->lock, NULL);
 	{
 		pthread_condattr_t ca;
