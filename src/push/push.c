@@ -9,12 +9,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include "push_int.h"
@@ -153,10 +153,17 @@ static void encode_interval(struct push *p, const struct push_msg *m, uint64_t s
 	}
 }
 
-/* A push thread yields to the recording's (and the machine's) work: nice 10. */
+/*
+ * A push thread yields to the machine's work without starving: SCHED_BATCH,
+ * its share of the CPU that of any other thread, but it does not preempt the
+ * threads it shares a CPU with when it wakes (a nice 10 thread had 1% of a
+ * CPU on a loaded machine, and the last intervals were not read in time).
+ */
 void push_thread_yields(void)
 {
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	struct sched_param sp = { 0 };
+
+	sched_setscheduler((pid_t)syscall(SYS_gettid), SCHED_BATCH, &sp);
 }
 
 static void *encoder(void *arg)

@@ -78,7 +78,7 @@ struct push {
 	struct push_stats st;
 };
 
-/* push.c: a push thread lowers its priority (nice 10) */
+/* push.c: a push thread yields to the machine's work (SCHED_BATCH) */
 void push_thread_yields(void);
 
 /* send.c */
