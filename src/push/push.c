@@ -248,9 +248,14 @@ struct push *push__start(const struct push_opts *o, bool quiet)
 	p->meta.o = o;
 	p->pipe[0] = p->pipe[1] = -1;
 	p->max_request = PUSH_MAX_REQUEST;
-	/* tests: split an interval's request at a few KiB */
-	if (getenv("OFFCPU_TEST_PUSH_MAX_REQUEST"))
-		p->max_request = strtoull(getenv("OFFCPU_TEST_PUSH_MAX_REQUEST"), NULL, 10);
+	/* test builds: split an interval's request at a few KiB */
+	{
+		const char *v = test_hook("TEST_PUSH_MAX_REQUEST");
+		unsigned long long n = v ? strtoull(v, NULL, 10) : 0;
+
+		if (n)
+			p->max_request = n;
+	}
 	pthread_mutex_init(&p->lock, NULL);
 	{
 		pthread_condattr_t ca;

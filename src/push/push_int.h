@@ -53,7 +53,7 @@ struct push {
 	int pipe[2];
 	_Atomic int pending; /* files handed over, not yet taken by the encoder */
 	volatile int cancel; /* the encoder's session ends (the deadline passed) */
-	uint64_t max_request; /* PUSH_MAX_REQUEST; tests: OFFCPU_TEST_PUSH_MAX_REQUEST */
+	uint64_t max_request; /* PUSH_MAX_REQUEST; test builds: OFFCPU_TEST_PUSH_MAX_REQUEST */
 	pthread_t enc, snd;
 	bool enc_running, snd_running;
 	bool stopped;

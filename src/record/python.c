@@ -549,6 +549,18 @@ static void py_targets(struct python *py, int filter_fd)
 	}
 }
 
+void python__detect(struct python *py, int pid)
+{
+	struct offcpu_py_proc p;
+	uint32_t tgid = (uint32_t)pid;
+
+	if (!py || pid <= 0)
+		return;
+	if (!bpf_map_lookup_elem(py->procs_fd, &tgid, &p) && p.state == OFFCPU_PY_311)
+		return; /* known since its exec */
+	detect(py, tgid);
+}
+
 struct python *python__new(struct collector *c)
 {
 	struct python *py;
@@ -713,6 +725,34 @@ int python__flush(struct python *py, struct record *r, struct perf_queue *q, siz
 	return err;
 }
 
+/*
+ * The processes past their last id, from the program's own entries: the
+ * event that tells one is a ring buffer record a flood of names can crowd out
+ * (under the lock).
+ */
+static void find_cut(struct python *py)
+{
+	uint32_t key, next, n = 0;
+	struct offcpu_py_proc p;
+	void *prev = NULL;
+
+	while (n++ < 65536 && !bpf_map_get_next_key(py->procs_fd, prev, &next)) {
+		struct pyproc *pp;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(py->procs_fd, &key, &p) || p.state != OFFCPU_PY_311 ||
+		    p.next_id <= p.max_id)
+			continue;
+		pp = proc_get(py, key, true);
+		if (pp && !pp->cut) {
+			pp->cut = true;
+			if (!py->cut++)
+				py->first_cut = key;
+		}
+	}
+}
+
 void python__stats(struct python *py, struct python_stats *st)
 {
 	uint64_t *v;
@@ -740,6 +780,7 @@ void python__stats(struct python *py, struct python_stats *st)
 	st->names = sum[OFFCPU_PY_CNT_NAMES];
 	st->names_lost = sum[OFFCPU_PY_CNT_NAME_LOST];
 	pthread_mutex_lock(&py->lock);
+	find_cut(py);
 	st->procs = py->found;
 	st->names_dropped = py->names_dropped;
 	st->procs_cut = py->cut;

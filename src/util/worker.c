@@ -38,8 +38,8 @@ bool worker__join_within(pthread_t t, unsigned ms, const char *what)
 
 	if (!pthread_timedjoin_np(t, NULL, &until))
 		return true;
-	pr_warn("%s did not stop within %u ms (reading something another user controls that "
-		"blocks?): left behind", what, ms);
+	pr_warn("%s did not stop within %u ms (a busy machine, or stuck on something another "
+		"user controls): left behind, what it read is not waited for", what, ms);
 	pthread_detach(t);
 	return false;
 }
