@@ -545,6 +545,8 @@ int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdo
 				       "--switch-max-files, --threads or --overwrite");
 		if (o->freq)
 			return INVALID("--push sends off-CPU profiles only: not with -F or -e cpu-clock");
+		if (o->critical_path)
+			return INVALID("--critical-path records for a report of one file: not with --push");
 		if (o->push.spool_bytes_given && !o->push.spool_dir)
 			return INVALID("--push-spool-size needs --push-spool");
 	}

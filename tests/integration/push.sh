@@ -327,7 +327,7 @@ test_push_options_token_refusal() {
 		"--push http://h -a -o x.data" "--push http://h -a --switch-output 1s" "--push http://h -a -F 99" \
 		"--push http://h -t 1" "--push http://h -a --push-format json" "--push http://h -a --push-interval 0.5s" \
 		"--push http://h -a --push-label 1x=y" "--push http://h -a --push-label k=a,b" "--push http://h -a --push-spool-size 1G" \
-		"-a --push-spool /tmp" "--push http://h -a --push-by thread" "--push http://h -- true"; do
+		"-a --push-spool /tmp" "--push http://h -a --push-by thread" "--push http://h -- true" "--push http://h -a --critical-path"; do
 		# shellcheck disable=SC2086
 		"$OFFCPU" record $a -d 1 2>err.txt >/dev/null
 		[ $? -eq 2 ] || { cat err.txt; fail "offcpu record $a: not exit 2"; }

@@ -127,6 +127,9 @@ static void test_validate(void)
 	o.freq = 99;
 	CHECK(check(&o, "off-CPU profiles only") == 0);
 	o.freq = 0;
+	o.critical_path = true; /* its -F 999 comes after push's check */
+	CHECK(check(&o, "not with --push") == 0);
+	o.critical_path = false;
 	o.push.spool_bytes_given = true;
 	CHECK(check(&o, "--push-spool-size needs --push-spool") == 0);
 	o.push.spool_dir = "/var/lib/offcpu/spool";
