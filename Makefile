@@ -20,7 +20,7 @@ VERSION := 0.1.0
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
-LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -liberty -Wl,--push-state,--no-as-needed -ldebuginfod -Wl,--pop-state -lpthread
+LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -liberty -Wl,--push-state,--no-as-needed -ldebuginfod -Wl,--pop-state -lcurl -lpthread
 WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
@@ -40,13 +40,15 @@ RECORD_SRCS := $(sort $(wildcard src/record/*.c src/unwind/*.c))
 # the report's sources; its .S files embed what is no C (the timeline page's assets)
 REPORT_SRCS := $(sort $(wildcard src/report/*.c src/report/*.S))
 REPORT_ASSETS := $(wildcard src/report/timeline/*)
-APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
+PUSH_SRCS := $(sort $(wildcard src/push/*.c))
+APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS) $(PUSH_SRCS)
 APP_OBJS := $(patsubst src/%.S,$(BUILD)/obj/%.o,$(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS)))
 
 # the unit tests: all of report but its commands (report.c, critpath_cmd.c), the parts of record that need no BPF
 REPORT_LIB_SRCS := $(filter-out src/report/report.c src/report/critpath_cmd.c,$(REPORT_SRCS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c)) $(REPORT_LIB_SRCS) \
-	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c $(sort $(wildcard src/unwind/*.c))
+	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c $(sort $(wildcard src/unwind/*.c)) \
+	src/push/config.c src/push/meta.c src/push/otlp.c src/push/interval.c
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
 	$(BUILD)/tests/hostile
 WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/fusehang $(BUILD)/tests/fakepy $(BUILD)/tests/critpath

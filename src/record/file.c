@@ -271,6 +271,7 @@ void print_summary(struct record *r, uint64_t file_size)
 		.to_stdout = r->out.to_stdout,
 		.fifo = r->out.pipe && !r->out.to_stdout,
 		.rotate = r->out.rotate,
+		.pushed = r->push != NULL,
 		.files_written = r->out.written,
 		.files_on_disk = output__on_disk(&r->out),
 		.files_removed = r->out.removed,
@@ -371,9 +372,11 @@ static int close_file(struct record *r, bool read_sources)
 	err = err ?: add_build_ids(r);
 	err = err ?: perf_writer__finish(r->w);
 	err = err ?: output__commit(&r->out);
+	if (!err && r->push)
+		push__interval(r->push, output__last(&r->out), r->file_start_ns, now_ns());
 	if (!err) {
 		r->files++;
-		if (r->out.rotate && !r->o.quiet)
+		if (r->out.rotate && !r->o.quiet && !r->push)
 		{
 			/* the name of a directory someone moved is theirs */
 			fprintf(stderr, "offcpu: wrote ");

@@ -32,6 +32,15 @@ enum {
 	OPT_FLUSH,
 	OPT_NO_PYTHON,
 	OPT_CRITICAL_PATH,
+	OPT_PUSH,
+	OPT_PUSH_FORMAT,
+	OPT_PUSH_INTERVAL,
+	OPT_PUSH_BY,
+	OPT_PUSH_LABEL,
+	OPT_PUSH_TOKEN_FILE,
+	OPT_PUSH_SPOOL,
+	OPT_PUSH_SPOOL_SIZE,
+	OPT_PUSH_TIMEOUT,
 };
 
 static const struct argp_option record_options[] = {
@@ -73,6 +82,16 @@ static const struct argp_option record_options[] = {
 	{ "raw-tp", OPT_RAW_TP, 0, 0, "Attach with raw_tp instead of tp_btf (the automatic fallback; user stacks only)", 5 },
 	{ "verify-stacks", OPT_VERIFY_STACKS, 0, 0, "Self-check (slower): walk every stack also with the kernel's own helpers and count differences from offcpu's frame-pointer and ORC walks; with unwind tables, also unwind each table walk's stack copy with libdw's DWARF unwinder (as perf report does for --call-graph dwarf) and count differences", 5 },
 	{ "verbose", 'v', 0, 0, "More messages (twice: debug, libbpf's log)", 5 },
+	{ 0, 0, 0, 0, "Push to a profiling backend (doc/push.md):", 6 },
+	{ "push", OPT_PUSH, "URL", 0, "Send each --push-interval's off-CPU profile, one for each process, to the profiling backend at URL (http:// or https://), until SIGTERM (or -d), instead of writing a file: OTLP profiles posted to URL/v1development/profiles, or Pyroscope's URL/ingest. With -a, -p or -G; each sample carries its thread, state and waker (with --wakers)", 6 },
+	{ "push-format", OPT_PUSH_FORMAT, "otlp|pyroscope", 0, "otlp (default): OTLP profiles over HTTP, protobuf, gzip (an OpenTelemetry collector, Parca); pyroscope: pprof to Pyroscope's ingest API, labels in the application name", 6 },
+	{ "push-interval", OPT_PUSH_INTERVAL, "TIME", 0, "How long each profile covers (default 60s; 1s to 1h)", 6 },
+	{ "push-by", OPT_PUSH_BY, "process|cgroup", 0, "One profile for each process (default), or for each cgroup", 6 },
+	{ "push-label", OPT_PUSH_LABEL, "KEY=VALUE", 0, "A label on every profile, besides host, service and container (repeatable)", 6 },
+	{ "push-token-file", OPT_PUSH_TOKEN_FILE, "FILE", 0, "Send the token in FILE as Authorization: Bearer (root's file, not writable by others; read again for each request)", 6 },
+	{ "push-spool", OPT_PUSH_SPOOL, "DIR", 0, "Keep the profiles the backend did not take in DIR (made 0700 if missing) and send them once it answers again, also after a restart; without it they wait in memory (a few intervals) and are dropped, each drop said", 6 },
+	{ "push-spool-size", OPT_PUSH_SPOOL_SIZE, "SIZE", 0, "At most this much in --push-spool (default 256M): the oldest profiles are dropped first, each drop said", 6 },
+	{ "push-timeout", OPT_PUSH_TIMEOUT, "TIME", 0, "The longest one request may take (default 10s); a backend that does not answer in time is tried again later", 6 },
 	{ 0 },
 };
 
@@ -191,6 +210,13 @@ int parse_record_duration(const char *s, uint64_t *ns)
 	return 0;
 }
 
+/* The first --push-* option, for the message when --push is missing. */
+static void push_option_given(struct record_opts *o, const char *name)
+{
+	if (!o->push.first_other)
+		o->push.first_other = name;
+}
+
 static error_t record_parse(int key, char *arg, struct argp_state *st)
 {
 	struct record_opts *o = st->input;
@@ -223,6 +249,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 			return usage_error(st, "empty output file name%s", "");
 		o->pipe_output = !strcmp(arg, "-");
 		o->output = arg;
+		o->output_given = true;
 		break;
 	case 'd':
 		if (parse_record_duration(arg, &o->duration_ns))
@@ -367,6 +394,70 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_CRITICAL_PATH:
 		o->critical_path = true;
 		break;
+	case OPT_PUSH: {
+		char msg[256];
+
+		if (push_check_url(arg, msg, sizeof(msg)))
+			return usage_error(st, "%s", msg);
+		o->push.url = arg;
+		break;
+	}
+	case OPT_PUSH_FORMAT:
+		if (!strcmp(arg, "otlp"))
+			o->push.format = PUSH_OTLP;
+		else if (!strcmp(arg, "pyroscope"))
+			o->push.format = PUSH_PYROSCOPE;
+		else
+			return usage_error(st, "invalid --push-format '%s' (otlp or pyroscope)", arg);
+		push_option_given(o, "--push-format");
+		break;
+	case OPT_PUSH_INTERVAL:
+		if (parse_duration_ns(arg, &o->push.interval_ns) ||
+		    o->push.interval_ns < PUSH_MIN_INTERVAL_NS || o->push.interval_ns > PUSH_MAX_INTERVAL_NS)
+			return usage_error(st, "invalid --push-interval '%s' (1s to 1h, e.g. 60s, 5m)", arg);
+		push_option_given(o, "--push-interval");
+		break;
+	case OPT_PUSH_BY:
+		if (!strcmp(arg, "process"))
+			o->push.by = PUSH_BY_PROCESS;
+		else if (!strcmp(arg, "cgroup"))
+			o->push.by = PUSH_BY_CGROUP;
+		else
+			return usage_error(st, "invalid --push-by '%s' (process or cgroup)", arg);
+		push_option_given(o, "--push-by");
+		break;
+	case OPT_PUSH_LABEL: {
+		char msg[256];
+
+		if (push_opts__add_label(&o->push, arg, msg, sizeof(msg)))
+			return usage_error(st, "%s", msg);
+		push_option_given(o, "--push-label");
+		break;
+	}
+	case OPT_PUSH_TOKEN_FILE:
+		if (!*arg)
+			return usage_error(st, "empty --push-token-file%s", "");
+		o->push.token_file = arg;
+		push_option_given(o, "--push-token-file");
+		break;
+	case OPT_PUSH_SPOOL:
+		if (!*arg)
+			return usage_error(st, "empty --push-spool%s", "");
+		o->push.spool_dir = arg;
+		push_option_given(o, "--push-spool");
+		break;
+	case OPT_PUSH_SPOOL_SIZE:
+		if (parse_size(arg, &o->push.spool_bytes) || o->push.spool_bytes < (1 << 20))
+			return usage_error(st, "invalid --push-spool-size '%s' (1M to 1T, e.g. 256M)", arg);
+		o->push.spool_bytes_given = true;
+		push_option_given(o, "--push-spool-size");
+		break;
+	case OPT_PUSH_TIMEOUT:
+		if (parse_duration_ns(arg, &o->push.timeout_ns) || o->push.timeout_ns < 100000000ULL ||
+		    o->push.timeout_ns > 600ULL * 1000000000ULL)
+			return usage_error(st, "invalid --push-timeout '%s' (100ms to 10m)", arg);
+		push_option_given(o, "--push-timeout");
+		break;
 	case 'v':
 		log_verbosity++;
 		break;
@@ -408,6 +499,7 @@ void record_opts__defaults(struct record_opts *o)
 	o->flush_ns = 1000000000ULL;
 	o->max_entries = 16384;
 	o->python = true;
+	push_opts__defaults(&o->push);
 }
 
 uint64_t record_opts__stack_map_bytes(const struct record_opts *o)
@@ -438,6 +530,26 @@ int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdo
 {
 	bool switching = o->switch_signal || o->switch_bytes || o->switch_ns;
 
+	if (o->push.first_other && !o->push.url)
+		return INVALID("%s needs --push URL", o->push.first_other);
+	if (o->push.url) {
+		if (o->argc || o->nr_tids)
+			return INVALID("--push profiles running processes: with -a, -p or -G, not a "
+				       "command or -t");
+		if (!o->system_wide && !o->nr_pids && !o->cgroup)
+			return INVALID("--push needs -a, -p or -G");
+		if (o->output_given)
+			return INVALID("--push writes no file: not with -o");
+		if (switching || o->switch_max_files || o->threads || o->overwrite)
+			return INVALID("--push cuts its own intervals: not with --switch-output, "
+				       "--switch-max-files, --threads or --overwrite");
+		if (o->freq)
+			return INVALID("--push sends off-CPU profiles only: not with -F or -e cpu-clock");
+		if (o->critical_path)
+			return INVALID("--critical-path records for a report of one file: not with --push");
+		if (o->push.spool_bytes_given && !o->push.spool_dir)
+			return INVALID("--push-spool-size needs --push-spool");
+	}
 	if (o->nr_pids && o->nr_tids)
 		return INVALID("-p and -t cannot be combined");
 	if (o->nr_cpus && nr_possible_cpus > 0 && o->cpus[o->nr_cpus - 1] >= nr_possible_cpus)
@@ -475,6 +587,11 @@ int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdo
 		return INVALID("--switch-output writes files: it cannot be combined with -o -");
 	if (o->pipe_output && stdout_tty)
 		return INVALID("-o - writes binary data: pipe it into a reader (e.g. | perf report -i -)");
+	if (o->push.url) {
+		/* each interval a file of its own, every sample with its cgroup (the service) */
+		o->switch_ns = o->push.interval_ns;
+		o->all_cgroups = true;
+	}
 	return 0;
 }
 
@@ -483,6 +600,7 @@ void record_opts__free(struct record_opts *o)
 	free(o->pids);
 	free(o->tids);
 	free(o->cpus);
+	push_opts__free(&o->push);
 	o->pids = o->tids = o->cpus = NULL;
 	o->nr_pids = o->nr_tids = o->nr_cpus = 0;
 }

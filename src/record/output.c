@@ -147,7 +147,7 @@ int output__commit(struct output *o)
 		free(o->moved_to);
 		o->moved_to = strdup(o->file.dir);
 	}
-	if (o->rotate) {
+	if (o->rotate && !o->hand_off) {
 		kept = realloc(o->kept, (o->nr_kept + 1) * sizeof(*kept));
 		if (!kept || outfile__ref(&o->file, &kept[o->nr_kept])) {
 			if (kept)

@@ -21,6 +21,7 @@ struct output {
 	bool to_stdout; /* -o - */
 	bool dir; /* --threads: NAME is a directory */
 	bool rotate; /* --switch-output: files are NAME.<timestamp> */
+	bool hand_off; /* --push: a committed file is push's, not kept nor pruned here */
 	size_t max_files; /* --switch-max-files, 0: keep all */
 	int fd; /* the main file being written */
 	struct outfile file; /* the file or directory being written */

@@ -187,6 +187,9 @@ static int finish(struct record *r)
 		perfmap__stats(r->perfmap, &pst);
 		summary__print_perfmap(stderr, &pst);
 	}
+	/* the last interval sent (or spooled) within a short deadline */
+	if (r->push)
+		push__stop(r->push);
 	return 0;
 }
 
@@ -235,6 +238,14 @@ static int open_sources(struct record *r, struct collector_opts *co)
 	r->out.rotate = r->o.switch_signal || r->o.switch_bytes || r->o.switch_ns;
 	r->out.max_files = r->o.switch_max_files;
 	r->out.dir = r->o.threads != 0;
+	if (r->o.push.url) {
+		/* each interval's file into push's private directory, handed over once complete */
+		r->push = push__start(&r->o.push, r->o.quiet);
+		if (!r->push)
+			return -EINVAL;
+		r->out.base = push__output_base(r->push);
+		r->out.hand_off = true;
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	/* the state of each wait rides in the weight (perfdata/wakers.h) */
 	r->ev.sample_type = OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_WEIGHT |
@@ -442,6 +453,7 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	if (err)
 		output__discard(&r->out);
 	output__free(&r->out);
+	push__free(r->push); /* after the output: the files were in its directory */
 	perf_writer__free(r->w);
 	unwinder__free(r->unw);
 	userstacks__free(r->us);

@@ -29,6 +29,7 @@
 #include "userstacks.h"
 #include "python.h"
 #include "perfmap.h"
+#include "../push/push.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/writer.h"
 #include "../util/intset.h"
@@ -72,6 +73,7 @@ struct record {
 	struct userstacks *us; /* stacks finished in user space, or NULL */
 	struct python *py; /* Python frames (python.c), or NULL */
 	struct perfmap *perfmap; /* JIT frames named from perf maps (perfmap.c), or NULL */
+	struct push *push; /* --push: each file handed over to it (src/push/), or NULL */
 	bool tables; /* user stacks are walked by tables */
 	struct perf_rings *sb, *oncpu;
 	struct perf_rings *bpf_out; /* --overwrite: where BPF writes blocks */

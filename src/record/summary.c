@@ -404,7 +404,9 @@ void summary__print(FILE *f, const struct summary *s)
 			s->procs_given, s->procs_before,
 			s->procs_followed > s->procs_given + s->procs_before ?
 				s->procs_followed - s->procs_given - s->procs_before : 0);
-	if (s->to_stdout)
+	if (s->pushed)
+		; /* push's own summary follows */
+	else if (s->to_stdout)
 		fprintf_escaped(f, "offcpu: wrote the recording to standard output\n");
 	else if (s->fifo)
 		fprintf_escaped(f, "offcpu: wrote the recording into the fifo %s (perf's pipe format)\n",

@@ -293,6 +293,22 @@ enum sort_key { SORT_COMM, SORT_PID, SORT_TID, SORT_DSO, SORT_SYM, SORT_STATE, S
 int text__write(const struct profile *p, const struct text_opts *o, FILE *f);
 int folded__write(const struct profile *p, int event, FILE *f);
 int pprof__write(const struct profile *p, int event, int fd);
+/*
+ * pprof__write()'s profile of @event's rows that @keep takes (NULL: all of
+ * them), with the labels whose keys are given (NULL leaves one out): the
+ * thread's name, pid, tid, the state, the waker (its name alone with
+ * @waker_name_only, else with the chain before it) and the waker's own
+ * function (profile__own_frame() of its stack, when a user frame). gzip'ed, appended to @out.
+ */
+struct pb;
+struct pprof_opts {
+	int event;
+	bool (*keep)(const struct profile_row *r, void *arg);
+	void *arg;
+	const char *thread, *pid, *tid, *state, *waker, *waker_function;
+	bool waker_name_only;
+};
+int pprof__encode(const struct profile *p, const struct pprof_opts *o, struct pb *out);
 int svg__write(const struct profile *p, int event, const char *title, FILE *f);
 int json__write(const struct profile *p, FILE *f);
 

@@ -201,6 +201,8 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 	rs.pid = smp.pid;
 	rs.tid = smp.tid;
 	rs.cpu = (e->attr.sample_type & PERF_SAMPLE_CPU) ? smp.cpu : UINT32_MAX;
+	if (e->attr.sample_type & PERF_SAMPLE_CGROUP)
+		rs.cgroup = smp.cgroup;
 	if (rs.role != SAMPLE_OTHER && (e->attr.sample_type & PERF_SAMPLE_WEIGHT) &&
 	    smp.weight <= OFFCPU_STATES_ALL)
 		rs.state = (uint32_t)smp.weight;
@@ -254,6 +256,22 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 	return 0;
 }
 
+/* A CGROUP record: its id's path, to the consumers that ask for it. */
+static int on_cgroup(struct session *s, const struct perf_event_header *h)
+{
+	struct perf_record_cgroup cg;
+	const char *path = perf_record__name(h, sizeof(cg));
+	size_t i;
+	int ret;
+
+	if (!path || !perf_record__copy(h, &cg, sizeof(cg)))
+		return 0;
+	for (i = 0; i < s->nr_c; i++)
+		if (s->c[i]->cgroup && (ret = s->c[i]->cgroup(s->c[i], cg.id, path)))
+			return s->consumer_err = ret;
+	return 0;
+}
+
 static int on_record(struct session *s, const struct perf_event_header *h, size_t ev,
 		     uint64_t offset)
 {
@@ -279,6 +297,9 @@ static int on_record(struct session *s, const struct perf_event_header *h, size_
 		if (perf_record__copy(h, &ls, sizeof(ls)))
 			s->p->lost_samples += ls.lost;
 		return 0;
+	case PERF_RECORD_CGROUP:
+		ret = on_cgroup(s, h);
+		return ret ?: threads__record(&s->th, h);
 	}
 	return threads__record(&s->th, h);
 }

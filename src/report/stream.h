@@ -68,6 +68,7 @@ struct report_sample {
 	/* SAMPLE_SUMMED: where its interval began, the time of the summed samples
 	 * before (the drain before); 0: not known (the first interval) */
 	uint64_t interval_start;
+	uint64_t cgroup; /* the cgroup's id (record --all-cgroups, --push); 0: not recorded */
 };
 
 enum task_kind { TASK_FORK, TASK_EXIT };
@@ -79,11 +80,13 @@ struct report_task {
 	uint64_t time;
 };
 
-/* A consumer of the stream; either callback may be NULL. Embed it, and find the whole with
+/* A consumer of the stream; any callback may be NULL. Embed it, and find the whole with
  * consumer_of(). */
 struct sample_consumer {
 	int (*sample)(struct sample_consumer *c, const struct report_sample *s);
 	int (*task)(struct sample_consumer *c, const struct report_task *t);
+	/* a cgroup's path (a CGROUP record), before the samples that carry its id */
+	int (*cgroup)(struct sample_consumer *c, uint64_t id, const char *path);
 };
 
 #define consumer_of(c, type, member) ((type *)((char *)(c) - offsetof(type, member)))
