@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "python.h"
+#include "pylayout.h"
 #include "record_int.h"
 #include "synth.h"
 #include "../offcpu.h"
@@ -20,15 +21,22 @@
 #include "../perfdata/queue.h"
 #include "../perfdata/sample.h"
 #include "../util/hashmap.h"
+#include "../util/intset.h"
 #include "../util/objread.h"
 #include "../util/procmaps.h"
 #include "../util/util.h"
 
+#define PY_READ (-1) /* a process's frames are read: no enum python_why */
+
 /* What an object holds of CPython: found by its dynamic symbols. */
 struct pyobj {
-	bool python;
-	uint32_t version; /* Py_Version */
+	bool python; /* it holds an interpreter (_PyRuntime, _PyEval_EvalFrameDefault) */
+	uint32_t version; /* Py_Version, or 3.10's (by its API: no Py_Version); 0: not known */
+	int why; /* PY_READ, or why its frames are not read (enum python_why) */
+	char detail[64]; /* and what it found, for the summary */
 	uint64_t runtime, eval, eval_size; /* _PyRuntime, _PyEval_EvalFrameDefault (ELF addresses) */
+	uint32_t tss; /* the thread-state key's offset in _PyRuntime */
+	struct offcpu_py_layout l;
 	Elf64_Phdr load[8]; /* its PT_LOAD headers, for the load bias */
 	size_t nload;
 };
@@ -45,10 +53,13 @@ struct pyproc {
 	uint32_t tgid;
 	bool used, gone, cut;
 	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault in the process */
+	uint64_t tss_key; /* where its thread-state key is */
+	struct offcpu_py_layout l; /* its interpreter's layout */
 	struct pyname *names; /* by id (the process's own) */
 	size_t cap_names;
 	uint32_t next_id; /* the last id it was seen with: the next ones go on from it */
 	uint64_t bytes; /* its names' memory */
+	struct hashmap stamps; /* code object's address -> its identity when last named */
 	uint64_t gone_ns; /* its exit */
 };
 
@@ -79,17 +90,56 @@ struct python {
 	uint32_t *asked; /* processes asked about, to look at outside the lock */
 	size_t nr_asked, cap_asked;
 	uint64_t found; /* Python processes */
+	uint64_t not_read[PYTHON_WHY_NR]; /* processes whose frames are not read, by why */
+	struct python_not_read first[PYTHON_WHY_NR]; /* the first of each */
+	struct intset said; /* the processes counted there */
+	uint64_t renamed; /* code objects named at the address of another one named before */
 };
 
 /* ---- which processes run a known CPython ---- */
 
-/* The dynamic symbols of @o that CPython defines, into @po. */
-static void read_pyobj(struct elfobj *o, struct pyobj *po)
+/* The @len bytes at ELF address @at of @o from its file (they must be there), or NULL. */
+static void *read_at(struct elfobj *o, const struct pyobj *po, uint64_t at, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < po->nload; i++) {
+		const Elf64_Phdr *ph = &po->load[i];
+
+		if (at >= ph->p_vaddr && at + len <= ph->p_vaddr + ph->p_filesz && at + len > at)
+			return elfobj__read(o, ph->p_offset + (at - ph->p_vaddr), len, len);
+	}
+	return NULL;
+}
+
+/* The 3.N its path's last component says ("libpython3.10.so.1.0", "python3.12"), or -1. */
+static int name_minor(const char *path)
+{
+	const char *base = strrchr(path, '/'), *p;
+
+	base = base ? base + 1 : path;
+	p = strstr(base, "python3.");
+	if (!p || p[8] < '0' || p[8] > '9')
+		return -1;
+	return (int)strtol(p + 8, NULL, 10);
+}
+
+/*
+ * Which CPython @o (mapped from @path) is, by its dynamic symbols, into
+ * @po: Py_Version says from 3.11; 3.10 has none, and is the one version
+ * with PyAIter_Check (new in 3.10) and no Py_Version, which its file's name
+ * must not contradict. Its layout is then checked against the sizes its own
+ * type objects give their instances (PyCode_Type, PyUnicode_Type).
+ */
+static void read_pyobj(struct elfobj *o, const char *path, struct pyobj *po)
 {
 	const Elf64_Shdr *ds = NULL, *ss;
 	Elf64_Sym *syms = NULL;
 	char *str = NULL;
-	uint64_t version_at = 0;
+	uint64_t version_at = 0, code_type = 0, str_type = 0, *got;
+	uint32_t code_size, str_size;
+	bool aiter = false;
+	int minor;
 	size_t i, n;
 
 	memset(po, 0, sizeof(*po));
@@ -125,24 +175,67 @@ static void read_pyobj(struct elfobj *o, struct pyobj *po)
 		} else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
 			po->eval = syms[i].st_value;
 			po->eval_size = syms[i].st_size;
+		} else if (!strcmp(name, "PyAIter_Check")) {
+			aiter = true;
+		} else if (!strcmp(name, "PyCode_Type")) {
+			code_type = syms[i].st_value;
+		} else if (!strcmp(name, "PyUnicode_Type")) {
+			str_type = syms[i].st_value;
 		}
 	}
-	if (!po->runtime || !version_at || !po->eval)
+	if (!po->runtime || !po->eval)
 		goto out;
-	/* Py_Version's value, from the file */
-	for (i = 0; i < po->nload; i++) {
-		const Elf64_Phdr *ph = &po->load[i];
-		uint32_t *v;
+	po->python = true;
+	po->why = PYTHON_UNKNOWN;
+	minor = name_minor(path);
+	if (version_at) {
+		uint32_t *v = read_at(o, po, version_at, 4);
 
-		if (version_at < ph->p_vaddr || version_at + 4 > ph->p_vaddr + ph->p_filesz)
-			continue;
-		v = elfobj__read(o, ph->p_offset + (version_at - ph->p_vaddr), 4, 4);
 		if (v)
 			po->version = *v;
 		free(v);
-		break;
+		if (!po->version || (po->version >> 24) != 3) {
+			snprintf(po->detail, sizeof(po->detail), "Py_Version %#x", po->version);
+			po->version = 0;
+			goto out;
+		}
+	} else if (aiter && (minor < 0 || minor == 10)) {
+		po->version = 0x030a0000;
+	} else {
+		snprintf(po->detail, sizeof(po->detail), "no Py_Version%s", aiter ? "" :
+			 ", older than 3.10 by its API");
+		if (!aiter) {
+			po->why = PYTHON_UNSUPPORTED;
+			snprintf(po->detail, sizeof(po->detail), "older than 3.10 (no PyAIter_Check)");
+		}
+		goto out;
 	}
-	po->python = po->version != 0;
+	minor = (po->version >> 16) & 0xff;
+	if (pylayout__get((unsigned)minor, &po->l, &po->tss, &code_size, &str_size)) {
+		po->why = PYTHON_UNSUPPORTED;
+		snprintf(po->detail, sizeof(po->detail), "3.%d", minor);
+		goto out;
+	}
+	/* what its own type objects say the layout's sizes are */
+	po->why = PYTHON_CHECK;
+	got = code_type ? read_at(o, po, code_type + OFFCPU_PY_TYPE_BASICSIZE, 8) : NULL;
+	if (!got || *got != code_size) {
+		snprintf(po->detail, sizeof(po->detail), "3.%d: PyCode_Type's size %lld, not %u",
+			 minor, got ? (long long)*got : -1LL, code_size);
+		free(got);
+		goto out;
+	}
+	free(got);
+	got = str_type ? read_at(o, po, str_type + OFFCPU_PY_TYPE_BASICSIZE, 8) : NULL;
+	if (!got || *got != str_size) {
+		snprintf(po->detail, sizeof(po->detail), "3.%d: PyUnicode_Type's size %lld, not %u",
+			 minor, got ? (long long)*got : -1LL, str_size);
+		free(got);
+		goto out;
+	}
+	free(got);
+	po->why = PY_READ;
+	snprintf(po->detail, sizeof(po->detail), "3.%d", minor);
 out:
 	free(syms);
 	free(str);
@@ -178,7 +271,7 @@ static bool pyobj_of(struct python *py, uint32_t tgid, const struct maps_line *m
 	memset(po, 0, sizeof(*po));
 	e = elfobj__open(&o, path, err, sizeof(err));
 	if (!e) {
-		read_pyobj(&o, po);
+		read_pyobj(&o, m->name, po);
 		elfobj__close(&o);
 	} else if (e == -EAGAIN || e == -EWOULDBLOCK) {
 		*again = true; /* refused for now (a mount table changing, a lease): asked again */
@@ -251,10 +344,37 @@ static void proc_drop_names(struct python *py, struct pyproc *pp)
 	for (i = 0; i < pp->cap_names; i++)
 		free(pp->names[i].text);
 	free(pp->names);
+	hashmap__free(&pp->stamps);
 	pp->names = NULL;
 	pp->cap_names = 0;
 	py->bytes -= pp->bytes;
 	pp->bytes = 0;
+}
+
+/* Process @tgid's Python frames are not read, for @why: counted once, the first kept. */
+static void not_read(struct python *py, uint32_t tgid, int why, const char *detail)
+{
+	char path[64], comm[16] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
+	f = fopen(path, "re");
+	if (f && fgets(comm, sizeof(comm), f))
+		comm[strcspn(comm, "\n")] = 0;
+	if (f)
+		fclose(f);
+	pthread_mutex_lock(&py->lock);
+	if (!intset__has(&py->said, (int)tgid)) {
+		intset__add(&py->said, (int)tgid);
+		if (!py->not_read[why]++) {
+			py->first[why].pid = tgid;
+			snprintf(py->first[why].comm, sizeof(py->first[why].comm), "%s", comm);
+			snprintf(py->first[why].detail, sizeof(py->first[why].detail), "%s", detail);
+		}
+	}
+	pthread_mutex_unlock(&py->lock);
+	pr_debug("python: process %u (%s) runs an interpreter whose frames offcpu does not read: %s",
+		 tgid, comm, detail);
 }
 
 /* Look at process @tgid and tell the program what it runs. */
@@ -263,8 +383,9 @@ static void detect(struct python *py, uint32_t tgid)
 	struct offcpu_py_proc p = { .state = OFFCPU_PY_NONE };
 	struct pyproc pp = { 0 };
 	char path[64], line[4096 + 256];
+	struct pyobj found = { .why = PY_READ };
 	uint64_t bias = 0;
-	bool again = false;
+	bool again = false, python = false;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
@@ -272,7 +393,6 @@ static void detect(struct python *py, uint32_t tgid)
 	if (!f)
 		goto tell; /* gone: its entry goes with the LRU */
 	while (fgets(line, sizeof(line), f)) {
-		const struct pyobj *po;
 		struct pyobj obj;
 		struct maps_line m;
 
@@ -280,24 +400,22 @@ static void detect(struct python *py, uint32_t tgid)
 			continue;
 		if (!pyobj_of(py, tgid, &m, &obj, &again))
 			continue;
-		po = &obj;
-		if (po->python && load_bias(po, &m, &bias)) {
-			p.version = po->version;
-			p.tss_key = po->runtime + bias + OFFCPU_PY311_RUNTIME_TSS;
-			pp.eval_lo = po->eval + bias;
-			pp.eval_hi = pp.eval_lo + po->eval_size;
-			/* 3.11 only: 3.12 moved cframe, 3.13 the thread state */
-			if ((po->version >> 16) == 0x030b)
-				p.state = OFFCPU_PY_311;
-			else
-				pr_debug("python: process %u runs Python %x.%x, whose frames offcpu does "
-					 "not read", tgid, po->version >> 24, (po->version >> 16) & 0xff);
+		if (!obj.python || !load_bias(&obj, &m, &bias))
+			continue;
+		python = true;
+		found = obj;
+		if (obj.why == PY_READ) {
+			p.version = obj.version;
+			p.tss_key = obj.runtime + bias + obj.tss;
+			p.l = obj.l;
+			pp.eval_lo = obj.eval + bias;
+			pp.eval_hi = pp.eval_lo + obj.eval_size;
+			p.state = OFFCPU_PY_READ;
 		}
-		if (p.version)
-			break;
+		break;
 	}
 	fclose(f);
-	if (p.state == OFFCPU_PY_311) {
+	if (p.state == OFFCPU_PY_READ) {
 		struct pyproc *e;
 
 		pthread_mutex_lock(&py->lock);
@@ -311,14 +429,18 @@ static void detect(struct python *py, uint32_t tgid)
 		if (e) {
 			e->eval_lo = pp.eval_lo;
 			e->eval_hi = pp.eval_hi;
+			e->tss_key = p.tss_key;
+			e->l = p.l;
 			/* ids go on past the ones it had (an exec): never two names for one */
 			p.next_id = e->next_id;
 			p.max_id = e->cut ? 0 : OFFCPU_PY_IDS_MAX;
 		}
 		py->found++;
 		pthread_mutex_unlock(&py->lock);
-		pr_debug("python: process %u runs Python 3.11 (_PyRuntime key at %#llx)", tgid,
-			 (unsigned long long)p.tss_key);
+		pr_debug("python: process %u runs Python %s (_PyRuntime key at %#llx)", tgid,
+			 found.detail, (unsigned long long)p.tss_key);
+	} else if (python) {
+		not_read(py, tgid, found.why, found.detail);
 	}
 	if (p.state == OFFCPU_PY_NONE && again) {
 		/* not known yet: the program asks again at the process's next block */
@@ -330,59 +452,6 @@ tell:
 }
 
 /* ---- the program's events ---- */
-
-/* A varint of a 3.11 line table at @p (6 bits a byte, bit 6: more): its value; @p moves past it. */
-static unsigned lt_varint(const uint8_t *lt, size_t n, size_t *p)
-{
-	unsigned v = 0, shift = 0;
-	uint8_t b;
-
-	do {
-		if (*p >= n || shift > 24)
-			return v;
-		b = lt[(*p)++];
-		v |= (unsigned)(b & 63) << shift;
-		shift += 6;
-	} while (b & 64);
-	return v;
-}
-
-/*
- * The line of instruction @lasti (code units) from CPython 3.11's line table
- * (Objects/locations.md): entries of a first byte (bit 7 set; bits 3-6 the
- * kind, bits 0-2 the code units covered - 1) and the kind's bytes; kinds 13
- * and 14 carry the line's change as a signed varint, 10-12 a change of 0-2,
- * 15 has no line, the others keep it. @first (co_firstlineno) when the table
- * (or the part read) does not say.
- */
-static int lt_line(const uint8_t *lt, size_t n, int first, int lasti)
-{
-	int line = first, addr = 0;
-	size_t p = 0;
-
-	if (lasti < 0)
-		return first;
-	while (p < n) {
-		uint8_t b = lt[p++];
-		int kind = (b >> 3) & 15, len = (b & 7) + 1;
-		unsigned u;
-
-		if (!(b & 0x80))
-			continue; /* (not an entry's first byte) */
-		if (kind == 13 || kind == 14) {
-			u = lt_varint(lt, n, &p);
-			line += (u & 1) ? -(int)(u >> 1) : (int)(u >> 1);
-		} else if (kind >= 10 && kind <= 12) {
-			line += kind - 10;
-		}
-		if (lasti < addr + len)
-			return kind == 15 || line <= 0 ? first : line;
-		addr += len;
-		while (p < n && !(lt[p] & 0x80))
-			p++;
-	}
-	return first;
-}
 
 /* @pp used its ids, or its share of the names' memory: cut off, said (under the lock). */
 static void proc_cut(struct python *py, struct pyproc *pp)
@@ -439,6 +508,30 @@ static void keep_name(struct python *py, struct pyproc *pp, uint32_t id, const c
 		py->bytes_peak = py->bytes;
 }
 
+/*
+ * Code object @code of @pp named with identity @stamp: one named before at
+ * its address with another identity was freed, and this one took its place
+ * (counted). Its names' memory bounds what is kept (under the lock).
+ */
+static void note_stamp(struct python *py, struct pyproc *pp, uint64_t code, uint64_t stamp)
+{
+	uint64_t *v;
+	int created;
+
+	if (pp->cut || pp->bytes + 64 > PY_PROC_MEM_MAX || py->bytes + 64 > PY_NAMES_MEM_MAX)
+		return;
+	v = hashmap__upsert(&pp->stamps, &code, sizeof(code), &created);
+	if (!v)
+		return;
+	if (created) {
+		pp->bytes += 64;
+		py->bytes += 64;
+	} else if (*v != stamp) {
+		py->renamed++;
+	}
+	*v = stamp;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct python *py = ctx;
@@ -461,12 +554,14 @@ static int on_event(void *ctx, void *data, size_t size)
 		return 0;
 	if (e->id > pp->next_id)
 		pp->next_id = e->id;
+	note_stamp(py, pp, e->code, e->stamp);
 	snprintf(text, sizeof(text), OFFCPU_NAMED_PY "%.*s (%.*s:%d)", OFFCPU_PY_NAME_LEN,
 		 e->qualname[0] ? e->qualname : "?", OFFCPU_PY_FILE_LEN,
 		 e->filename[0] ? e->filename : "?",
-		 lt_line(e->linetable, e->linetable_len < OFFCPU_PY_LINETABLE ? e->linetable_len :
-									       OFFCPU_PY_LINETABLE,
-			 e->lineno, e->lasti));
+		 pylayout__line(e->minor, e->linetable,
+				e->linetable_len < OFFCPU_PY_LINETABLE ? e->linetable_len :
+									 OFFCPU_PY_LINETABLE,
+				e->lineno, e->lasti));
 	keep_name(py, pp, e->id, text);
 	return 0;
 }
@@ -490,20 +585,34 @@ static void collect(struct python *py)
 	}
 }
 
+/* What the program saw of Python process @tgid that keeps its frames from being read: said. */
+static void check_seen(struct python *py, uint32_t tgid)
+{
+	struct offcpu_py_proc p;
+
+	if (!bpf_map_lookup_elem(py->procs_fd, &tgid, &p) && p.state == OFFCPU_PY_READ &&
+	    (p.flags & OFFCPU_PY_F_KEY_BAD))
+		not_read(py, tgid, PYTHON_KEY, "its thread-state key is past glibc's 32 first slots");
+}
+
 void python__exit(struct python *py, uint32_t tgid)
 {
 	struct pyproc *pp;
+	bool known;
 
 	if (!py)
 		return;
 	pthread_mutex_lock(&py->lock);
 	pp = proc_get(py, tgid, false);
-	if (pp && !pp->gone) {
+	known = pp && !pp->gone;
+	if (known) {
 		pp->gone = true;
 		pp->gone_ns = now_ns();
 		py->gone++;
 	}
 	pthread_mutex_unlock(&py->lock);
+	if (known)
+		check_seen(py, tgid);
 }
 
 static void *run(void *arg)
@@ -607,6 +716,7 @@ void python__free(struct python *py)
 	free(py->proc);
 	hashmap__free(&py->objs);
 	free(py->obj);
+	intset__free(&py->said);
 	free(py->asked);
 	pthread_mutex_destroy(&py->lock);
 	free(py);
@@ -741,7 +851,20 @@ void python__stats(struct python *py, struct python_stats *st)
 			sum[k] += v[c];
 	}
 	free(v);
+	/* the processes still running: what the program saw of them */
+	pthread_mutex_lock(&py->lock);
+	for (c = 0; c < (int)py->nr_proc; c++) {
+		uint32_t tgid = py->proc[c].tgid;
+
+		if (!py->proc[c].used || py->proc[c].gone)
+			continue;
+		pthread_mutex_unlock(&py->lock);
+		check_seen(py, tgid);
+		pthread_mutex_lock(&py->lock);
+	}
+	pthread_mutex_unlock(&py->lock);
 	st->walks = sum[OFFCPU_PY_CNT_WALKS];
+	st->no_tstate = sum[OFFCPU_PY_CNT_NO_TSTATE];
 	st->frames = sum[OFFCPU_PY_CNT_FRAMES];
 	st->faults = sum[OFFCPU_PY_CNT_FAULTS];
 	st->cut = sum[OFFCPU_PY_CNT_NO_ROOM];
@@ -754,6 +877,9 @@ void python__stats(struct python *py, struct python_stats *st)
 	st->first_cut = py->first_cut;
 	st->bytes_peak = py->bytes_peak;
 	st->procs_freed = py->freed;
+	st->renamed = py->renamed;
+	memcpy(st->not_read, py->not_read, sizeof(st->not_read));
+	memcpy(st->first, py->first, sizeof(st->first));
 	pthread_mutex_unlock(&py->lock);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Python frames in user stacks (issue 24): which processes run a CPython
- * whose layout offcpu knows (3.11), the names of their code objects, and the
- * splice of each stack's Python frames into its native frames.
+ * Python frames in user stacks (issues 24, 29): which processes run a
+ * CPython whose layout offcpu knows (3.10 to 3.13, pylayout.h), the names
+ * of their code objects, and the splice of each stack's Python frames into
+ * its native frames.
  *
  * The BPF side (src/bpf/python.bpf.h) asks about each process it has not
  * seen and sends each code object's names when it first sees it; a thread
@@ -65,6 +66,22 @@ int python__flush(struct python *py, struct record *r, struct perf_queue *q, siz
  */
 void python__exit(struct python *py, uint32_t tgid);
 
+/* Why a process's Python frames are not read. */
+enum python_why {
+	PYTHON_UNKNOWN, /* an interpreter whose version is not known */
+	PYTHON_UNSUPPORTED, /* a version offcpu has no layout of */
+	PYTHON_CHECK, /* a layout the object's own type sizes disagree with */
+	PYTHON_KEY, /* its thread-state key not one of glibc's first 32 slots (seen by the program) */
+	PYTHON_WHY_NR,
+};
+
+/* The first process not read for a reason: what the summary names. */
+struct python_not_read {
+	uint32_t pid;
+	char comm[16];
+	char detail[64]; /* what was found: "3.9", "Py_Version 0x2070000", ... */
+};
+
 /* Counters for the summary: walks, frames, faults, cut walks, names, names lost. */
 struct python_stats {
 	uint64_t walks, frames, faults, cut, names, names_lost;
@@ -74,6 +91,10 @@ struct python_stats {
 	uint32_t first_cut;
 	uint64_t bytes_peak; /* the names' memory at its largest */
 	uint64_t procs_freed; /* processes whose names were freed after they exited */
+	uint64_t no_tstate; /* walks of threads with no thread state (not running Python) */
+	uint64_t renamed; /* code objects named at the address of another one named before */
+	uint64_t not_read[PYTHON_WHY_NR]; /* processes whose Python frames are not read, by why */
+	struct python_not_read first[PYTHON_WHY_NR];
 };
 void python__stats(struct python *py, struct python_stats *st);
 

@@ -1,15 +1,27 @@
 # shellcheck shell=bash
-# Python frames (issue 24): the Python functions of a blocked CPython 3.11
-# thread in its user stack, inside the _PyEval_EvalFrameDefault frame that
-# runs them, named "[py] QUALNAME (FILE:LINE)" by MMAP2 records that perf
-# reads, taken while the process lives (read here after it exited); in the
-# wakers' stacks too; the layout offcpu reads checked against DWARF.
+# Python frames (issues 24, 29): the Python functions of a blocked CPython
+# thread (3.10 to 3.13) in its user stack, inside the
+# _PyEval_EvalFrameDefault frame that runs them, named "[py] QUALNAME
+# (FILE:LINE)" by MMAP2 records that perf reads, taken while the process
+# lives (read here after it exited); in the wakers' stacks too; the layouts
+# offcpu reads checked against each version's DWARF.
 
 PY311=/usr/bin/python3.11
 PYWAITS=$ROOT/tests/workloads/py_waits.py
 
 need_python() {
 	[ -x $PY311 ] || skip "no $PY311 (Debian: python3.11)"
+}
+
+# pyenv_python MINOR: PY is pyenv's CPython 3.MINOR (the project's
+# machines have 3.10 to 3.13: doc/runtimes.md), or SKIP saying what is missing
+pyenv_python() {
+	local root p
+	root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
+	for p in "$root"/versions/3."$1".*/bin/python3."$1"; do
+		[ -x "$p" ] && { PY=$p; return 0; }
+	done
+	skip "no CPython 3.$1 from pyenv under $root/versions (pyenv install 3.$1)"
 }
 
 # py_samples FILE EVENT: one line per EVENT sample: "tid period |FUNC:LINE|..."
@@ -48,14 +60,15 @@ py_check() {
 	done <"$1"
 }
 
-# perf script names each blocked thread's Python function, after the process exited
-test_python_frames_waits() {
-	local func tid waited got
-	need_python
-	"$OFFCPU" record -o py.data -- $PY311 "$PYWAITS" -r truth.txt 2>rec.err || fail "record failed"
+# py_waits PYTHON: perf script and offcpu report name each blocked thread's
+# Python function, after the process exited
+py_waits() {
+	local py=$1 func tid waited got
+	"$OFFCPU" record -o py.data -- "$py" "$PYWAITS" -r truth.txt 2>rec.err || fail "record failed"
 	cat rec.err truth.txt
 	[ "$(wc -l <truth.txt)" = 3 ] || fail "the workload did not measure its three waits"
 	grep -q "Python frames: .* walks" rec.err || fail "the summary says nothing of Python frames"
+	! grep -q "Python frames not read" rec.err || fail "the summary says Python frames were not read"
 	py_samples py.data offcpu-time >samples.txt
 	! grep -qi 'error\|unexpected\|failed' py.data.script.err || { cat py.data.script.err; fail "perf script complained"; }
 	grep '|' samples.txt | head -5
@@ -71,7 +84,34 @@ test_python_frames_waits() {
 		got=$(awk -v f=";$func;" 'index($0, f) { s += $NF } END { printf "%.0f", s * 1000 }' py.folded)
 		within 5 "$got" "$waited" || fail "report --folded: $got ns under $func, the workload measured $waited ns"
 	done <truth.txt
-	note "$py_figures"
+	note "$("$py" -c 'import sys; print(sys.version.split()[0])'): $py_figures"
+}
+
+# Debian's python3.11 (libpython linked into the executable)
+test_python_frames_waits() {
+	need_python
+	py_waits $PY311
+}
+
+# pyenv's CPython 3.10 to 3.13 (libpython3.N.so): each version's layout
+test_python_frames_waits_310() {
+	pyenv_python 10
+	py_waits "$PY"
+}
+
+test_python_frames_waits_311() {
+	pyenv_python 11
+	py_waits "$PY"
+}
+
+test_python_frames_waits_312() {
+	pyenv_python 12
+	py_waits "$PY"
+}
+
+test_python_frames_waits_313() {
+	pyenv_python 13
+	py_waits "$PY"
 }
 
 # --no-python: the native stacks alone, as before
@@ -113,52 +153,109 @@ test_python_frames_wakers() {
 	note "lock waiter: $((by / 1000000)) of $((total / 1000000)) ms woken in lock_holder_hold at line $line (lock.release())"
 }
 
-# the 3.11 layout offcpu reads (src/offcpu.h) is python3.11's own (DWARF from
-# python3.11-dbg), and glibc's TSS slots are where libc6-dbg says
+# check_layout GDB_TARGET MINOR: every OFFCPU_PY3<MINOR>_* offset of
+# src/record/pylayout.h is what GDB_TARGET's DWARF says; the table below
+# names, for each field, the versions that have it and its DWARF expression
+check_layout() {
+	local target=$1 minor=$2 versions name expr want got n=0 i=0
+	local -a names exprs args vals
+	while read -r versions name expr; do
+		[[ ",$versions," == *",$minor,"* ]] || continue
+		names+=("$name")
+		exprs+=("$expr")
+		args+=(-ex "print (long)($expr)")
+	done <<-'EOF'
+		10,11 RUNTIME_TSS &((_PyRuntimeState *)0)->gilstate.autoTSSkey
+		12,13 RUNTIME_TSS &((_PyRuntimeState *)0)->autoTSSkey
+		10 TSTATE_FRAME &((PyThreadState *)0)->frame
+		13 TSTATE_FRAME &((PyThreadState *)0)->current_frame
+		11,12 TSTATE_CFRAME &((PyThreadState *)0)->cframe
+		11,12 CFRAME_CURRENT &((struct _PyCFrame *)0)->current_frame
+		10 FRAME_BACK &((PyFrameObject *)0)->f_back
+		10 FRAME_CODE &((PyFrameObject *)0)->f_code
+		10 FRAME_LASTI &((PyFrameObject *)0)->f_lasti
+		11,12 FRAME_CODE &((struct _PyInterpreterFrame *)0)->f_code
+		13 FRAME_CODE &((struct _PyInterpreterFrame *)0)->f_executable
+		11,12,13 FRAME_PREVIOUS &((struct _PyInterpreterFrame *)0)->previous
+		11,12 FRAME_PREV_INSTR &((struct _PyInterpreterFrame *)0)->prev_instr
+		13 FRAME_INSTR_PTR &((struct _PyInterpreterFrame *)0)->instr_ptr
+		11 FRAME_IS_ENTRY &((struct _PyInterpreterFrame *)0)->is_entry
+		12,13 FRAME_OWNER &((struct _PyInterpreterFrame *)0)->owner
+		12,13 OWNED_BY_CSTACK FRAME_OWNED_BY_CSTACK
+		10,11,12,13 CODE_FIRSTLINENO &((PyCodeObject *)0)->co_firstlineno
+		10,11,12,13 CODE_FILENAME &((PyCodeObject *)0)->co_filename
+		10,11 CODE_NAME &((PyCodeObject *)0)->co_name
+		11,12,13 CODE_QUALNAME &((PyCodeObject *)0)->co_qualname
+		10,11,12,13 CODE_LINETABLE &((PyCodeObject *)0)->co_linetable
+		11,12,13 CODE_CODE &((PyCodeObject *)0)->co_code_adaptive
+		12,13 CODE_VERSION &((PyCodeObject *)0)->co_version
+		10 CODE_SIZE sizeof(PyCodeObject)
+		10,11,12,13 STR_HASH &((PyASCIIObject *)0)->hash
+		10,11,12,13 STR_STATE &((PyASCIIObject *)0)->state
+		10,11,12,13 STR_ASCII sizeof(PyASCIIObject)
+		10,11,12,13 STR_UTF8 &((PyCompactUnicodeObject *)0)->utf8
+		10,11,12,13 STR_SIZE sizeof(PyUnicodeObject)
+		10,11,12,13 BYTES_SIZE &((PyVarObject *)0)->ob_size
+		10,11,12,13 BYTES_DATA &((PyBytesObject *)0)->ob_sval
+	EOF
+	# what offcpu compares with the object's own type objects at each
+	# process, and the key's place in Py_tss_t, last
+	args+=(-ex 'print (long)&((PyTypeObject *)0)->tp_basicsize' -ex 'print (long)PyCode_Type.tp_basicsize'
+		-ex 'print (long)&((Py_tss_t *)0)->_key' -ex 'ptype /o PyASCIIObject')
+	# one gdb for all (each prints "$N = VALUE", or an error line instead)
+	gdb -batch "${args[@]}" "$target" >gdb.out 2>&1
+	mapfile -t vals < <(sed -nE 's/^\$[0-9]+ = (-?[0-9]+)$/\1/p; /^(No symbol|There is no member|A syntax error)/s/.*/?/p' gdb.out)
+	for ((i = 0; i < ${#names[@]}; i++)); do
+		name=${names[$i]}
+		got=${vals[$i]:-?}
+		want=$(sed -nE "s/^#define OFFCPU_PY3${minor}_${name} ([0-9]+).*/\\1/p" "$ROOT/src/record/pylayout.h")
+		[ -n "$want" ] || fail "3.$minor: no OFFCPU_PY3${minor}_$name in src/record/pylayout.h"
+		echo "3.$minor $name: offcpu $want, DWARF $got"
+		[ "$got" = "$want" ] || fail "3.$minor $name: offcpu reads $want, DWARF says $got (${exprs[$i]})"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 15 ] || fail "3.$minor: only $n offsets checked"
+	want=$(sed -nE 's/^#define OFFCPU_PY_TYPE_BASICSIZE ([0-9]+).*/\1/p' "$ROOT/src/record/pylayout.h")
+	[ "${vals[$i]:-?}" = "$want" ] || fail "3.$minor: PyTypeObject.tp_basicsize is at ${vals[$i]:-?}, offcpu reads $want"
+	want=$(sed -nE "s/^#define OFFCPU_PY3${minor}_CODE_(CODE|SIZE) ([0-9]+).*/\\2/p" "$ROOT/src/record/pylayout.h")
+	[ "${vals[$i + 1]:-?}" = "$want" ] || fail "3.$minor: PyCode_Type.tp_basicsize is ${vals[$i + 1]:-?}, offcpu expects $want"
+	[ "${vals[$i + 2]:-?}" = 4 ] || fail "3.$minor: Py_tss_t._key is at ${vals[$i + 2]:-?}, offcpu reads 4"
+	# (gdb prints a bit field's place as "/* BYTE: BIT | SIZE */")
+	grep -qE '^ */\* *32: *6 *\| *4 \*/ *unsigned int ascii : 1;' gdb.out ||
+		fail "3.$minor: the ascii bit is not bit 6 of PyASCIIObject.state"
+	note "3.$minor: $n offsets as DWARF says"
+}
+
+# the 3.11 layout offcpu reads (src/record/pylayout.h) is Debian's python3.11's
+# own (DWARF from python3.11-dbg), and glibc's TSS slots are where libc6-dbg says
 test_python_offsets_dwarf() {
-	local line name want got expr
+	local want got
 	need_python
 	command -v gdb >/dev/null || skip "no gdb (Debian: gdb)"
 	gdb -batch -ex 'ptype struct _PyInterpreterFrame' $PY311 2>&1 | grep -q f_code ||
 		skip "no DWARF for $PY311 (Debian: python3.11-dbg)"
 	gdb -batch -ex 'ptype struct pthread' /lib/x86_64-linux-gnu/libc.so.6 2>&1 | grep -q specific_1stblock ||
 		skip "no DWARF for glibc (Debian: libc6-dbg)"
-	while read -r name expr; do
-		want=$(sed -nE "s/^#define OFFCPU_${name} ([0-9]+).*/\\1/p" "$ROOT/src/offcpu.h")
-		[ -n "$want" ] || fail "no OFFCPU_$name in src/offcpu.h"
-		if [ "$name" = GLIBC_TSS_SLOTS ]; then
-			got=$(gdb -batch -ex "print (long)&((struct pthread *)0)->specific_1stblock" /lib/x86_64-linux-gnu/libc.so.6 2>&1 | sed -nE 's/^\$1 = ([0-9]+)$/\1/p')
-		else
-			got=$(gdb -batch -ex "print (long)($expr)" $PY311 2>&1 | sed -nE 's/^\$1 = ([0-9]+)$/\1/p')
-		fi
-		echo "$name: offcpu $want, DWARF ${got:-?}"
-		[ "$got" = "$want" ] || fail "$name: offcpu reads $want, DWARF says ${got:-nothing}"
-	done <<-'EOF'
-		PY311_RUNTIME_TSS &((struct pyruntimestate *)0)->gilstate.autoTSSkey
-		PY311_TSTATE_CFRAME &((PyThreadState *)0)->cframe
-		PY311_CFRAME_CURRENT &((struct _PyCFrame *)0)->current_frame
-		PY311_FRAME_CODE &((struct _PyInterpreterFrame *)0)->f_code
-		PY311_FRAME_PREVIOUS &((struct _PyInterpreterFrame *)0)->previous
-		PY311_FRAME_IS_ENTRY &((struct _PyInterpreterFrame *)0)->is_entry
-		PY311_CODE_FIRSTLINENO &((PyCodeObject *)0)->co_firstlineno
-		PY311_CODE_FILENAME &((PyCodeObject *)0)->co_filename
-		PY311_CODE_QUALNAME &((PyCodeObject *)0)->co_qualname
-		PY311_STR_STATE &((PyASCIIObject *)0)->state
-		PY311_STR_ASCII sizeof(PyASCIIObject)
-		PY311_STR_UTF8 &((PyCompactUnicodeObject *)0)->utf8
-		PY311_FRAME_PREV_INSTR &((struct _PyInterpreterFrame *)0)->prev_instr
-		PY311_CODE_LINETABLE &((PyCodeObject *)0)->co_linetable
-		PY311_CODE_CODE &((PyCodeObject *)0)->co_code_adaptive
-		PY311_BYTES_SIZE &((PyVarObject *)0)->ob_size
-		PY311_BYTES_DATA &((PyBytesObject *)0)->ob_sval
-		GLIBC_TSS_SLOTS -
-	EOF
-	# the ASCII bit of the state, and the key's place in Py_tss_t
-	got=$(gdb -batch -ex 'print (long)&((Py_tss_t *)0)->_key' $PY311 2>&1 | sed -nE 's/^\$1 = ([0-9]+)$/\1/p')
-	[ "$got" = 4 ] || fail "Py_tss_t._key is at ${got:-?}, offcpu reads 4"
-	# (gdb prints a bit field's place as "/* BYTE: BIT | SIZE */")
-	gdb -batch -ex 'ptype /o PyASCIIObject' $PY311 2>&1 | grep -E '^ */\* *32: *6 *\| *4 \*/ *unsigned int ascii : 1;' ||
-		fail "the ascii bit is not bit 6 of PyASCIIObject.state"
+	check_layout $PY311 11
+	want=$(sed -nE "s/^#define OFFCPU_GLIBC_TSS_SLOTS ([0-9]+).*/\\1/p" "$ROOT/src/offcpu.h")
+	got=$(gdb -batch -ex "print (long)&((struct pthread *)0)->specific_1stblock" /lib/x86_64-linux-gnu/libc.so.6 2>&1 | sed -nE 's/^\$1 = ([0-9]+)$/\1/p')
+	echo "GLIBC_TSS_SLOTS: offcpu $want, DWARF ${got:-?}"
+	[ "$got" = "$want" ] || fail "GLIBC_TSS_SLOTS: offcpu reads $want, DWARF says ${got:-nothing}"
+}
+
+# each layout offcpu reads is its version's own: pyenv's builds of 3.10 to
+# 3.13 carry their DWARF in libpython3.N.so.1.0
+test_python_offsets_dwarf_pyenv() {
+	local minor lib
+	command -v gdb >/dev/null || skip "no gdb (Debian: gdb)"
+	for minor in 10 11 12 13; do
+		pyenv_python $minor
+		lib=$(dirname "$(dirname "$PY")")/lib/libpython3.$minor.so.1.0
+		[ -f "$lib" ] || skip "no $lib (pyenv's build of 3.$minor without --enable-shared?)"
+		gdb -batch -ex 'ptype PyCodeObject' "$lib" 2>&1 | grep -q co_filename ||
+			skip "no DWARF in $lib"
+		check_layout "$lib" $minor
+	done
 }
 
 # -p: a running Python process is looked at before its first block after
