@@ -334,6 +334,7 @@ struct offcpu_snap {
 	__u64 began; /* START: when its block began (CLOCK_MONOTONIC ns); 0: not known */
 	__u64 regs[OFFCPU_SNAP_REGS];
 	__u64 orig_ax; /* the system call it waits in; -1: not in one (preempted) */
+	__u64 fsbase; /* START: its thread pointer (x86-64), where its thread-specific data is */
 	__u32 state; /* START: enum offcpu_state; DEFER: where the walk stopped (enum offcpu_unw_end) */
 	__u32 copy_len; /* DEFER: bytes of stack from rsp */
 };

@@ -47,11 +47,16 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 	const uint64_t *kips = NULL, *uips = NULL;
 	uint32_t nk = stackstore__kernel(r->stacks, kkey, &kips);
 	uint32_t nu = stackstore__user(r->stacks, ukey, &uips);
-	uint32_t n = 0, i;
+	uint32_t n = 0, i, np;
+	const uint64_t *pyf;
 	uint64_t mark;
 	bool before;
 
-	nu = python__splice(r->py, tgid, uips, nu, &uips);
+	/* the Python frames the program walked, after the native ones and the mark:
+	 * spliced in once the native frames are known (finished in user space too) */
+	np = python__frames(uips, nu);
+	nu -= np;
+	pyf = uips + nu;
 	*ip = 0;
 	if (nk) {
 		chain[n++] = PERF_CONTEXT_KERNEL;
@@ -84,12 +89,17 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 	} else if (r->us && before) {
 		const uint64_t *late;
 		size_t nl = userstacks__start_stack(r->us, tid, &late, NULL, NULL);
+		uint32_t lp = python__frames(late, (uint32_t)nl);
 
-		if (nl) {
-			late_stack(r, late, nl, &uips, &nu, &mark, unw);
+		/* its Python frames read from the sleeping thread's memory, after its native ones */
+		if (nl > lp) {
+			pyf = late + nl - lp;
+			np = lp;
+			late_stack(r, late, nl - lp, &uips, &nu, &mark, unw);
 			before = false;
 		}
 	}
+	nu = python__splice(r->py, tgid, uips, nu, pyf, np, &uips);
 	for (i = 0; i < nu; i++)
 		if (uips[i] < 4096 || (uips[i] >= (1ULL << 56) && !OFFCPU_IS_PYFRAME(uips[i])))
 			break;

@@ -141,6 +141,23 @@ int synthesize(struct record *r)
 	return err;
 }
 
+/* The names the frames just spliced need, into the file before the sample of @time. */
+static int write_names(struct record *r, uint64_t time)
+{
+	struct perf_queue q = { 0 };
+	int err = python__flush(r->py, r, &q, r->files, time, SRC_SIDEBAND);
+	size_t i;
+
+	perf_queue__sort(&q);
+	for (i = 0; !err && i < q.nr; i++) {
+		int kind;
+
+		err = write_record(r, perf_queue__get(&q, i, &kind));
+	}
+	perf_queue__free(&q);
+	return err;
+}
+
 int write_before_samples(struct record *r)
 {
 	uint64_t chain[OFFCPU_MAX_STACK_DEPTH + 2];
@@ -172,6 +189,10 @@ int write_before_samples(struct record *r)
 					 (!began && tgid == (uint32_t)r->wl.pid)))
 			continue;
 		if (n) {
+			/* its Python frames, read from its memory, spliced as the program's are */
+			uint32_t np = python__frames(ips, (uint32_t)n);
+
+			n = python__splice(r->py, tgid, ips, (uint32_t)n - np, ips + n - np, np, &ips);
 			chain[s.nr_ips++] = PERF_CONTEXT_USER;
 			for (k = 0; k < n && k < OFFCPU_MAX_STACK_DEPTH; k++) {
 				chain[s.nr_ips++] = ips[k];
@@ -183,7 +204,7 @@ int write_before_samples(struct record *r)
 		if (size < 0)
 			return size;
 		h->misc = PERF_RECORD_MISC_USER;
-		err = write_record(r, h);
+		err = write_names(r, s.time) ?: write_record(r, h);
 		perf_writer__note_time(r->w, s.time);
 	}
 	return err;

@@ -38,23 +38,25 @@ static void need_name(uint32_t tgid, uint32_t id)
 		pending[nr_pending++] = (struct need){ tgid, id };
 }
 
-uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *uips, uint32_t nu,
-			const uint64_t **out)
+uint32_t python__frames(const uint64_t *ips, uint32_t n)
 {
-	uint32_t np = 0, nn, tail = 0, i, j = 0, n = 0;
+	uint32_t np = 0;
+
+	while (np < n && OFFCPU_IS_PYFRAME(ips[n - 1 - np]))
+		np++;
+	return np;
+}
+
+uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *native, uint32_t nn,
+			const uint64_t *pyf, uint32_t np, const uint64_t **out)
+{
+	uint32_t i, j = 0, n = 0;
 	uint64_t lo = 0, hi = 0;
 	struct pyproc *pp;
 
-	*out = uips;
-	if (!py || !nu || !OFFCPU_IS_PYFRAME(uips[nu - 1]))
-		return nu;
-	while (np < nu && OFFCPU_IS_PYFRAME(uips[nu - 1 - np]))
-		np++;
-	nn = nu - np;
-	/* the walk's mark and a deferral stay last */
-	while (tail < nn && (OFFCPU_UNW_IS_MARK(uips[nn - 1 - tail]) ||
-			     OFFCPU_UNW_IS_DEFER(uips[nn - 1 - tail])))
-		tail++;
+	*out = native;
+	if (!py || !np || !nn)
+		return nn;
 	pthread_mutex_lock(&py->lock);
 	pp = proc_get(py, tgid, false);
 	if (pp) {
@@ -62,14 +64,14 @@ uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *uips, 
 		hi = pp->eval_hi;
 	}
 	pthread_mutex_unlock(&py->lock);
-	for (i = 0; i < nn - tail && n < OFFCPU_MAX_STACK_DEPTH; i++) {
+	for (i = 0; i < nn && n < OFFCPU_MAX_STACK_DEPTH; i++) {
 		/* a caller's frame is its return address: the call is before it */
-		uint64_t at = i ? uips[i] - 1 : uips[i];
+		uint64_t at = i ? native[i] - 1 : native[i];
 
 		if (at >= lo && at < hi) {
 			/* the Python frames this C frame runs: up to the one that entered it */
 			while (j < np && n < OFFCPU_MAX_STACK_DEPTH) {
-				uint64_t f = uips[nn + j++];
+				uint64_t f = pyf[j++];
 				uint32_t id = (uint32_t)((f - OFFCPU_PYFRAME_LO) / OFFCPU_PYFRAME_SIZE);
 
 				/* id 0: a frame the program could not name (counted there) */
@@ -82,10 +84,8 @@ uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *uips, 
 			}
 		}
 		if (n < OFFCPU_MAX_STACK_DEPTH)
-			spliced[n++] = uips[i];
+			spliced[n++] = native[i];
 	}
-	for (i = nn - tail; i < nn && n < OFFCPU_MAX_STACK_DEPTH + 1; i++)
-		spliced[n++] = uips[i];
 	*out = spliced;
 	return n;
 }
@@ -108,11 +108,11 @@ int python__flush(struct python *py, struct record *r, struct perf_queue *q, siz
 		struct pyproc *pp = proc_get(py, pending[i].tgid, false);
 
 		/* a name sent just before the stack: maybe not read yet */
-		if (!pp || id >= pp->cap_names || !pp->names[id].text) {
+		if (!pp || !(nm = name_of(pp, id)) || !nm->text) {
 			ring_buffer__consume(py->rb);
 			pp = proc_get(py, pending[i].tgid, false);
 		}
-		nm = pp && id < pp->cap_names ? &pp->names[id] : NULL;
+		nm = pp ? name_of(pp, id) : NULL;
 		/* (samples are encoded out of time order: summed ones, stamped at the
 		 * end of their interval, before streamed ones of the same round) */
 		if (!nm || !nm->text || (nm->written == gen + 1 && nm->written_at <= time))

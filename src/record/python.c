@@ -51,6 +51,12 @@ void proc_drop_names(struct python *py, struct pyproc *pp)
 	for (i = 0; i < pp->cap_names; i++)
 		free(pp->names[i].text);
 	free(pp->names);
+	for (i = 0; i < pp->cap_unames; i++)
+		free(pp->unames[i].text);
+	free(pp->unames);
+	pp->unames = NULL;
+	pp->cap_unames = 0;
+	hashmap__free(&pp->uids);
 	hashmap__free(&pp->stamps);
 	pp->names = NULL;
 	pp->cap_names = 0;
@@ -61,7 +67,7 @@ void proc_drop_names(struct python *py, struct pyproc *pp)
 /* ---- the program's events ---- */
 
 /* @pp used its ids, or its share of the names' memory: cut off, said (under the lock). */
-static void proc_cut(struct python *py, struct pyproc *pp)
+void proc_cut(struct python *py, struct pyproc *pp)
 {
 	struct offcpu_py_proc p;
 
@@ -77,17 +83,36 @@ static void proc_cut(struct python *py, struct pyproc *pp)
 	}
 }
 
-/* Keep name @text of @pp's @id, within the memory bounds (under the lock). */
-static void keep_name(struct python *py, struct pyproc *pp, uint32_t id, const char *text)
+struct pyname *name_of(struct pyproc *pp, uint32_t id)
 {
-	size_t len = strlen(text) + 1, cap = pp->cap_names;
+	if (id >= PY_UID_FIRST)
+		return id - PY_UID_FIRST < pp->cap_unames ? &pp->unames[id - PY_UID_FIRST] : NULL;
+	return id < pp->cap_names ? &pp->names[id] : NULL;
+}
+
+void python_name_text(char *text, size_t size, const char *qualname, const char *filename,
+		      int line)
+{
+	snprintf(text, size, OFFCPU_NAMED_PY "%.*s (%.*s:%d)", OFFCPU_PY_NAME_LEN,
+		 qualname[0] ? qualname : "?", OFFCPU_PY_FILE_LEN, filename[0] ? filename : "?",
+		 line);
+}
+
+/* Keep name @text of @pp's @id, within the memory bounds (under the lock). */
+void keep_name(struct python *py, struct pyproc *pp, uint32_t id, const char *text)
+{
+	bool up = id >= PY_UID_FIRST; /* read from its memory: the names apart */
+	struct pyname **names = up ? &pp->unames : &pp->names;
+	size_t *capp = up ? &pp->cap_unames : &pp->cap_names;
+	uint32_t at = up ? id - PY_UID_FIRST : id;
+	size_t len = strlen(text) + 1, cap = *capp;
 	uint64_t grow = 0;
 
-	if (id >= cap) {
+	if (at >= cap) {
 		cap = cap ? cap : 64;
-		while (cap <= id)
+		while (cap <= at)
 			cap *= 2;
-		grow = (cap - pp->cap_names) * sizeof(*pp->names);
+		grow = (cap - *capp) * sizeof(**names);
 	}
 	if (pp->cut || pp->bytes + grow + len > PY_PROC_MEM_MAX ||
 	    py->bytes + grow + len > PY_NAMES_MEM_MAX) {
@@ -96,19 +121,19 @@ static void keep_name(struct python *py, struct pyproc *pp, uint32_t id, const c
 		return;
 	}
 	if (grow) {
-		struct pyname *n = realloc(pp->names, cap * sizeof(*n));
+		struct pyname *n = realloc(*names, cap * sizeof(*n));
 
 		if (!n)
 			return;
-		memset(n + pp->cap_names, 0, (cap - pp->cap_names) * sizeof(*n));
-		pp->names = n;
-		pp->cap_names = cap;
+		memset(n + *capp, 0, (cap - *capp) * sizeof(*n));
+		*names = n;
+		*capp = cap;
 	}
-	if (pp->names[id].text) {
-		len -= strlen(pp->names[id].text) + 1;
-		free(pp->names[id].text);
+	if ((*names)[at].text) {
+		len -= strlen((*names)[at].text) + 1;
+		free((*names)[at].text);
 	}
-	pp->names[id] = (struct pyname){ .text = strdup(text) };
+	(*names)[at] = (struct pyname){ .text = strdup(text) };
 	pp->bytes += grow + len;
 	py->bytes += grow + len;
 	if (py->bytes > py->bytes_peak)
@@ -120,7 +145,7 @@ static void keep_name(struct python *py, struct pyproc *pp, uint32_t id, const c
  * its address with another identity was freed, and this one took its place
  * (counted). Its names' memory bounds what is kept (under the lock).
  */
-static void note_stamp(struct python *py, struct pyproc *pp, uint64_t code, uint64_t stamp)
+void note_stamp(struct python *py, struct pyproc *pp, uint64_t code, uint64_t stamp)
 {
 	uint64_t *v;
 	int created;
@@ -162,13 +187,11 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (e->id > pp->next_id)
 		pp->next_id = e->id;
 	note_stamp(py, pp, e->code, e->stamp);
-	snprintf(text, sizeof(text), OFFCPU_NAMED_PY "%.*s (%.*s:%d)", OFFCPU_PY_NAME_LEN,
-		 e->qualname[0] ? e->qualname : "?", OFFCPU_PY_FILE_LEN,
-		 e->filename[0] ? e->filename : "?",
-		 pylayout__line(e->minor, e->linetable,
-				e->linetable_len < OFFCPU_PY_LINETABLE ? e->linetable_len :
-									 OFFCPU_PY_LINETABLE,
-				e->lineno, e->lasti));
+	python_name_text(text, sizeof(text), e->qualname, e->filename,
+			 pylayout__line(e->minor, e->linetable,
+					e->linetable_len < OFFCPU_PY_LINETABLE ? e->linetable_len :
+										 OFFCPU_PY_LINETABLE,
+					e->lineno, e->lasti));
 	keep_name(py, pp, e->id, text);
 	return 0;
 }
@@ -367,6 +390,8 @@ void python__stats(struct python *py, struct python_stats *st)
 	st->bytes_peak = py->bytes_peak;
 	st->procs_freed = py->freed;
 	st->renamed = py->renamed;
+	st->start_threads = py->start_threads;
+	st->start_frames = py->start_frames;
 	memcpy(st->not_read, py->not_read, sizeof(st->not_read));
 	memcpy(st->first, py->first, sizeof(st->first));
 	pthread_mutex_unlock(&py->lock);

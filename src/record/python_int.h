@@ -50,10 +50,20 @@ struct pyproc {
 	struct pyname *names; /* by id (the process's own) */
 	size_t cap_names;
 	uint32_t next_id; /* the last id it was seen with: the next ones go on from it */
+	/* frames read from its memory (pyattach.c): ids PY_UID_FIRST on, names apart */
+	struct pyname *unames; /* by id - PY_UID_FIRST */
+	size_t cap_unames;
+	uint32_t next_uid; /* the last one given; 0: none yet */
+	struct hashmap uids; /* (code object, identity, instruction) -> its id */
 	uint64_t bytes; /* its names' memory */
 	struct hashmap stamps; /* code object's address -> its identity when last named */
 	uint64_t gone_ns; /* its exit */
 };
+
+/* Ids of frames read from a process's memory: above the program's own */
+#define PY_UID_FIRST (OFFCPU_PY_IDS_MAX + 1)
+#define PY_UID_LAST (2 * OFFCPU_PY_IDS_MAX)
+_Static_assert(PY_UID_LAST < OFFCPU_PYFRAME_MAX, "user space's ids fit the frames' range");
 
 /* what the names of all processes may hold, and one process's share */
 #define PY_NAMES_MEM_MAX (64ULL << 20)
@@ -86,12 +96,24 @@ struct python {
 	struct python_not_read first[PYTHON_WHY_NR]; /* the first of each */
 	struct intset said; /* the processes counted there */
 	uint64_t renamed; /* code objects named at the address of another one named before */
+	uint64_t start_threads, start_frames; /* threads blocked at the start, with Python frames read */
 };
 
 /* Process @tgid's entry; made if new and @make (under the lock). NULL: none, or no memory. */
 struct pyproc *proc_get(struct python *py, uint32_t tgid, bool make);
 /* Free @pp's names (under the lock). */
 void proc_drop_names(struct python *py, struct pyproc *pp);
+/* The name of @pp's @id, or NULL (under the lock). */
+struct pyname *name_of(struct pyproc *pp, uint32_t id);
+/* Keep name @text of @pp's @id, within the memory bounds (under the lock). */
+void keep_name(struct python *py, struct pyproc *pp, uint32_t id, const char *text);
+/* @pp used its ids, or its share of the names' memory: cut off, said (under the lock). */
+void proc_cut(struct python *py, struct pyproc *pp);
+/* Code object @code of @pp named with identity @stamp: counted if it took a freed one's place. */
+void note_stamp(struct python *py, struct pyproc *pp, uint64_t code, uint64_t stamp);
+/* The text "[py] QUALNAME (FILE:LINE)" into @text (@size bytes). */
+void python_name_text(char *text, size_t size, const char *qualname, const char *filename,
+		      int line);
 
 /* pydetect.c: look at process @tgid and tell the program what it runs (not under the lock). */
 void python_detect(struct python *py, uint32_t tgid);

@@ -297,6 +297,8 @@ static int load(struct record *r, struct collector_opts *co)
 	}
 	if (collector__snaps_fd(r->coll) >= 0) {
 		r->us = userstacks__new(collector__snaps_fd(r->coll));
+		if (r->us && r->py) /* threads blocked at the start: their Python frames too */
+			userstacks__set_python(r->us, python__thread_frames, r->py);
 		if (!r->us || userstacks__start(r->us)) {
 			pr_warn("cannot finish stacks in user space (%s): threads blocked at the start "
 				"keep unknown user stacks", strerror(errno ? errno : ENOMEM));

@@ -465,16 +465,23 @@ void summary__print_python(FILE *f, const struct python_stats *st)
 		not_read += st->not_read[i];
 	if (!st->walks && !st->procs && !not_read)
 		return;
-	if (st->walks || st->procs)
+	if (st->walks || st->procs) {
 		fprintf_escaped(f, "offcpu: Python frames: %llu walks in %llu Python processes, %llu "
 			"frames, %llu code objects named (%llu at the address of a freed one, named "
 			"anew); %llu walks cut by a read that faulted (memory paged out), %llu at %d "
-			"frames or a full stack; %llu code objects left unnamed\n",
+			"frames or a full stack; %llu code objects left unnamed",
 			(unsigned long long)st->walks, (unsigned long long)st->procs,
 			(unsigned long long)st->frames, (unsigned long long)st->names,
 			(unsigned long long)st->renamed, (unsigned long long)st->faults,
 			(unsigned long long)st->cut, OFFCPU_PY_FRAMES,
 			(unsigned long long)st->names_lost);
+		if (st->start_threads)
+			fprintf_escaped(f, "; %llu threads blocked at the start with their Python "
+				"frames read from their memory (%llu frames)",
+				(unsigned long long)st->start_threads,
+				(unsigned long long)st->start_frames);
+		fprintf_escaped(f, "\n");
+	}
 	if (st->procs_cut)
 		fprintf_escaped(f, "offcpu: WARNING: %llu Python processes cut off (the first: pid %u): they "
 			"named %u code objects, or filled their share of the names' memory, and their "

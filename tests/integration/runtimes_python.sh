@@ -114,6 +114,50 @@ test_python_frames_waits_313() {
 	py_waits "$PY"
 }
 
+# py_exec PYTHON: 200 functions made by exec() one after another, each
+# called once and freed (tests/workloads/py_exec.py), the next one's code
+# object often at the address of the one before: each is named on its own,
+# with its own time (a name by address alone had 164 names, one with 20
+# functions' time)
+py_exec() {
+	local py=$1 names bad
+	"$OFFCPU" record -o ex.data -- "$py" "$ROOT/tests/workloads/py_exec.py" -n 200 -p 0.02 -r truth.txt 2>rec.err ||
+		fail "record failed"
+	[ "$(wc -l <truth.txt)" = 200 ] || fail "the workload did not measure its 200 functions"
+	"$OFFCPU" report -i ex.data --folded >ex.folded 2>report.err || fail "report --folded failed"
+	# the time under each function, from the folded stacks (us)
+	awk '{ n = split($0, f, ";"); for (i = 1; i <= n; i++) if (f[i] ~ /^func_[0-9][0-9][0-9]$/) { t[f[i]] += $NF; break } }
+	     END { for (k in t) print k, t[k] * 1000 }' ex.folded | sort >got.txt
+	names=$(wc -l <got.txt)
+	# each within 10% (and 3 ms) of what it measured; none with another's time
+	bad=$(awk 'NR == FNR { w[$1] = $3; next } { d = $2 - w[$1]; if (d < 0) d = -d; if (!($1 in w) || d > w[$1] * 0.1 + 3000000) print $1, $2, w[$1] }' truth.txt got.txt)
+	[ -z "$bad" ] || { echo "$bad" | head; fail "$(echo "$bad" | wc -l) functions not with their own time (name, ns, measured)"; }
+	[ "$names" = 200 ] || { head -3 got.txt; fail "$names of the 200 functions named"; }
+	grep -q "code objects named ([1-9][0-9]* at the address of a freed one" rec.err ||
+		fail "no code object counted as named at the address of a freed one"
+	note "$("$py" -c 'import sys; print(sys.version.split()[0])'): 200 of 200 functions named, each with its own time; $(sed -nE 's/.*named \(([0-9]+) at the address of a freed one.*/\1/p' rec.err) named at a freed one's address"
+}
+
+test_python_exec_names() {
+	need_python
+	py_exec $PY311
+}
+
+test_python_exec_names_310() {
+	pyenv_python 10
+	py_exec "$PY"
+}
+
+test_python_exec_names_312() {
+	pyenv_python 12
+	py_exec "$PY"
+}
+
+test_python_exec_names_313() {
+	pyenv_python 13
+	py_exec "$PY"
+}
+
 # --no-python: the native stacks alone, as before
 test_python_frames_off() {
 	need_python
@@ -279,4 +323,56 @@ test_python_frames_attach() {
 			fail "$func: only $under of its thread's $total ns are under it"
 	done <truth.txt
 	note "$py_figures"
+}
+
+# py_attach PYTHON: -p attaches while every thread of the program waits in
+# its Python function (tests/workloads/py_blocked.py): their stacks are read
+# from their memory as they sleep, their Python frames too; each thread's
+# time is under its function, in offcpu report and in the offcpu-before
+# samples of how long they had waited
+py_attach() {
+	local py=$1 pid func tid total under before
+	rm -f ready.txt
+	"$py" "$ROOT/tests/workloads/py_blocked.py" -t 4 -r ready.txt &
+	pid=$!
+	wait_for_line ready.txt blocked_sleep 20 || fail "the workload did not start"
+	"$OFFCPU" record -p $pid -d 1 -o at.data 2>rec.err || fail "record -p failed"
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	while read -r func tid; do
+		"$OFFCPU" report -i at.data --folded --tid="$tid" >at.folded 2>/dev/null || fail "report --folded failed"
+		total=$(awk '{ s += $NF } END { printf "%.0f", s }' at.folded)
+		under=$(awk -v f=";$func;" 'index($0, f) { s += $NF } END { printf "%.0f", s }' at.folded)
+		"$OFFCPU" report -i at.data --folded --tid="$tid" -e offcpu-before >at.before 2>/dev/null ||
+			fail "report -e offcpu-before failed"
+		before=$(awk -v f=";$func;" 'index($0, f) { s += $NF } END { printf "%.0f", s }' at.before)
+		py_figures="${py_figures:-}$func: $((under / 1000)) of $((total / 1000)) ms; "
+		[ "$total" -ge 500000 ] || fail "$func: only $total us of its thread recorded"
+		awk -v u="$under" -v t="$total" 'BEGIN { exit !(u >= 0.9 * t) }' ||
+			{ cat at.folded; fail "$func: only $under of its thread's $total us are under it"; }
+		[ "${before:-0}" -gt 0 ] || { cat at.before; fail "$func: its wait before the recording is not under it"; }
+	done <ready.txt
+	grep -q "threads blocked at the start with their Python frames read" rec.err ||
+		fail "the summary does not say Python frames were read at the start"
+	note "$("$py" -c 'import sys; print(sys.version.split()[0])'): $py_figures"
+}
+
+test_python_frames_attach_blocked() {
+	need_python
+	py_attach $PY311
+}
+
+test_python_frames_attach_blocked_310() {
+	pyenv_python 10
+	py_attach "$PY"
+}
+
+test_python_frames_attach_blocked_312() {
+	pyenv_python 12
+	py_attach "$PY"
+}
+
+test_python_frames_attach_blocked_313() {
+	pyenv_python 13
+	py_attach "$PY"
 }
