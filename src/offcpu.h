@@ -384,6 +384,14 @@ struct offcpu_unw_sample {
 #define OFFCPU_PYFRAME_OF(id) (OFFCPU_PYFRAME_LO + (__u64)(id) * OFFCPU_PYFRAME_SIZE)
 #define OFFCPU_NAMED_PY "[py] "
 #define OFFCPU_NAMED_JIT "[jit] "
+/*
+ * For perf, each named record is followed by one over the same range that
+ * maps the symbol file beside the recording (FILE.names, or names in the
+ * directory of --threads: src/record/named.h), at the offset of the frame's
+ * symbol, with the symbol file's build id: perf names the frame from it.
+ * offcpu report reads the named records and skips these.
+ */
+#define OFFCPU_NAMES_FILE "names"
 
 /*
  * Python frames (src/bpf/python.bpf.h, src/record/python.c; --no-python

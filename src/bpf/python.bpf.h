@@ -78,10 +78,19 @@ struct {
 	__uint(max_entries, 1);
 } py_cache SEC(".maps");
 
-/* Each cpu's window: a frame's or a code object's bytes, read at once (a
- * per-cpu value is at most 32 KiB: the cache's size) */
+/*
+ * Each cpu's walk state, off the stack (the program, the walk and its
+ * callback share 512 bytes): the window a frame's or a code object's bytes
+ * are read into at once, the frame's key, and the process's layout, copied
+ * at the walk's start. (Not in the cache's value: a per-cpu value is at
+ * most 32 KiB, the cache's size.)
+ */
 struct py_win {
 	__u8 b[OFFCPU_PY_CODE_WIN];
+	struct py_code_key k;
+	struct offcpu_py_layout l;
+	__u32 tgid;
+	__u32 first; /* where the walk's Python frames begin in its stack */
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -287,11 +296,8 @@ struct py_walk {
 	__u64 *buf; /* the stack being built (a scratch slot) */
 	struct py_cache *cache; /* this cpu's */
 	struct py_win *win; /* this cpu's */
-	const struct offcpu_py_layout *l; /* the process's */
 	__u64 frame; /* the next frame to read; 0: the walk is over */
 	__u32 n; /* frames in buf */
-	__u32 first; /* where its Python frames begin */
-	__u32 tgid;
 };
 
 /* The identity of code object @code (struct offcpu_py_layout): 0 when unreadable. */
@@ -314,9 +320,9 @@ static __always_inline __u64 py_stamp(const struct offcpu_py_layout *l, __u64 co
 static long py_step(__u64 i, void *arg)
 {
 	struct py_walk *w = arg;
-	const struct offcpu_py_layout *l = w->l;
 	struct py_win *c = w->win;
-	struct py_code_key k = { .tgid = w->tgid, .lasti = -1 };
+	const struct offcpu_py_layout *l = &c->l;
+	struct py_code_key *k = &c->k;
 	struct py_cache_ent *ce;
 	__u64 first, at, entry = 0;
 	__u32 n = w->n, id, len;
@@ -332,40 +338,42 @@ static long py_step(__u64 i, void *arg)
 		w->frame = 0;
 		return 1;
 	}
-	k.code = py_win64(c, l->frame_code);
+	k->tgid = c->tgid;
+	k->lasti = -1;
+	k->code = py_win64(c, l->frame_code);
 	w->frame = py_win64(c, l->frame_previous);
 	flag = l->frame_flag < OFFCPU_PY_FRAME_WIN ? c->b[l->frame_flag & 127] : 0;
 	if (l->frames == OFFCPU_PY_FRAMES_OWNER && flag == l->cstack) {
 		/* a C-level call's own frame: the frame before it entered that call */
-		if (n > w->first)
+		if (n > c->first)
 			w->buf[(n - 1) & OFFCPU_MAX_STACK_DEPTH] |= OFFCPU_PY_ENTRY;
 		return w->frame ? 0 : 1;
 	}
-	if (!k.code) {
+	if (!k->code) {
 		w->frame = 0;
 		return 1;
 	}
 	/* the instruction it is in, in code units from its first */
 	at = py_win64(c, l->frame_instr);
 	if (l->code_instr == OFFCPU_PY_NONE) {
-		k.lasti = (__s32)at; /* 3.10's f_lasti */
-		if (k.lasti < -1 || k.lasti >= (1 << 24))
-			k.lasti = -1;
+		k->lasti = (__s32)at; /* 3.10's f_lasti */
+		if (k->lasti < -1 || k->lasti >= (1 << 24))
+			k->lasti = -1;
 	} else {
-		first = k.code + l->code_instr;
+		first = k->code + l->code_instr;
 		if (at >= first && at - first < (1ULL << 24))
-			k.lasti = (__s32)((at - first) / 2);
+			k->lasti = (__s32)((at - first) / 2);
 	}
 	if (l->frames == OFFCPU_PY_FRAMES_OWN || (l->frames == OFFCPU_PY_FRAMES_IS_ENTRY && flag))
 		entry = OFFCPU_PY_ENTRY;
-	k.stamp = py_stamp(l, k.code);
-	ce = &w->cache->e[((k.code >> 4) ^ ((__u64)k.lasti * 0x9e3779b1ULL) ^ k.stamp ^ k.tgid) & (PY_CACHE - 1)];
-	if (ce->k.code == k.code && ce->k.lasti == k.lasti && ce->k.tgid == k.tgid &&
-	    ce->k.stamp == k.stamp && ce->id) {
+	k->stamp = py_stamp(l, k->code);
+	ce = &w->cache->e[((k->code >> 4) ^ ((__u64)k->lasti * 0x9e3779b1ULL) ^ k->stamp ^ k->tgid) & (PY_CACHE - 1)];
+	if (ce->k.code == k->code && ce->k.lasti == k->lasti && ce->k.tgid == k->tgid &&
+	    ce->k.stamp == k->stamp && ce->id) {
 		id = ce->id;
 	} else {
-		id = py_intern(&k, c);
-		ce->k = k;
+		id = py_intern(k, c);
+		ce->k = *k;
 		ce->id = id;
 	}
 	w->buf[n & OFFCPU_MAX_STACK_DEPTH] = OFFCPU_PYFRAME_OF(id) | entry;
@@ -382,14 +390,14 @@ static __noinline long py_frames(__u64 *buf, long n)
 {
 	struct offcpu_py_proc *p;
 	struct py_walk w;
-	__u32 zero = 0;
+	__u32 zero = 0, tgid;
 
 	if (!python_frames || n <= 0 || n >= OFFCPU_MAX_STACK_DEPTH)
 		return n;
-	w.tgid = bpf_get_current_pid_tgid() >> 32;
-	p = bpf_map_lookup_elem(&py_procs, &w.tgid);
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	p = bpf_map_lookup_elem(&py_procs, &tgid);
 	if (!p) {
-		py_ask(w.tgid);
+		py_ask(tgid);
 		return n;
 	}
 	if (p->state != OFFCPU_PY_READ)
@@ -403,9 +411,10 @@ static __noinline long py_frames(__u64 *buf, long n)
 		return n;
 	py_count(OFFCPU_PY_CNT_WALKS);
 	w.buf = buf;
-	w.l = &p->l;
 	w.n = (__u32)n;
-	w.first = (__u32)n;
+	w.win->l = p->l;
+	w.win->tgid = tgid;
+	w.win->first = (__u32)n;
 	bpf_loop(OFFCPU_PY_FRAMES, py_step, &w, 0);
 	if (w.frame)
 		py_count(OFFCPU_PY_CNT_NO_ROOM); /* more frames than the bound, or than room */

@@ -210,6 +210,19 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 	return size;
 }
 
+/*
+ * The named records just pushed into @q (from @first on) are known to
+ * named.c at once: a file may end before they are written (a split in the
+ * middle of a round), and a sample written into it before them needs them.
+ */
+static void names_seen(struct record *r, struct perf_queue *q, size_t first)
+{
+	int kind;
+
+	for (; first < q->nr; first++)
+		named__seen(r->named, perf_queue__get(q, first, &kind));
+}
+
 /* One offcpu-time sample (and its offcpu-waker sample) into @q. */
 static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_key *k,
 		    uint64_t time, uint64_t period, uint32_t cpu, int kind, bool lock)
@@ -217,6 +230,7 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 	/* writer threads encode too (under the lock), each in its own buffer */
 	static __thread char b[(4 * OFFCPU_MAX_STACK_DEPTH + 64) * 8 + 256];
 	unsigned unw;
+	size_t first;
 	int size;
 
 	if (lock)
@@ -226,9 +240,11 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 		pthread_mutex_unlock(&r->lock);
 	if (size < 0)
 		return size;
+	first = q->nr;
 	size = python__flush(r->py, r, q, r->files, time, kind) ?:
-	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, kind) ?:
-	       perf_queue__push(q, (const void *)b, time, kind);
+	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, kind);
+	names_seen(r, q, first);
+	size = size ?: perf_queue__push(q, (const void *)b, time, kind);
 	if (size)
 		return size;
 	/* what account() counts, known here */
@@ -240,8 +256,10 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 		pthread_mutex_unlock(&r->lock);
 	if (size <= 0)
 		return size;
+	first = q->nr;
 	size = python__flush(r->py, r, q, r->files, time, SRC_WAKER) ?:
 	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, SRC_WAKER);
+	names_seen(r, q, first);
 	if (size)
 		return size;
 	/* right after its block: equal times keep their order */

@@ -22,7 +22,11 @@ int write_record(struct record *r, const struct perf_event_header *h)
 {
 	int err = maptab__observe(r->maps, h);
 
-	return err ? err : perf_writer__write(r->w, h);
+	/* (the samples written here are offcpu-before's, of offcpu-time's type) */
+	err = err ?: named__before(r->named, h, h->type == PERF_RECORD_SAMPLE ? r->ev.sample_type : 0,
+				   0, 0, write_to_writer, r->w);
+	err = err ?: perf_writer__write(r->w, h);
+	return err ?: named__after(r->named, h, 0, write_to_writer, r->w);
 }
 
 /*
@@ -303,9 +307,31 @@ static int add_build_ids(struct record *r)
 	return 0;
 }
 
+/*
+ * --switch-output=SIZE below what a file starts with (the attributes and
+ * every process's mappings, -a's all of them): each file would be full as
+ * it begins, and a new one written at every turn of the loop. The size is
+ * raised to twice that, said at each raise.
+ */
+static void raise_switch_size(struct record *r)
+{
+	char was[32], base[32], now[32];
+
+	if (!r->o.switch_bytes || r->file_base < r->o.switch_bytes / 2)
+		return;
+	fmt_size(r->o.switch_bytes, was, sizeof(was));
+	fmt_size(r->file_base, base, sizeof(base));
+	r->o.switch_bytes = 2 * r->file_base;
+	fmt_size(r->o.switch_bytes, now, sizeof(now));
+	pr_warn("--switch-output=%s: each file starts with %s (the processes' mappings and the "
+		"events): raised to %s, so that a file holds as much of the recording as that",
+		was, base, now);
+}
+
 /* Start a file: events, host features, what already runs. */
 int begin_file(struct record *r)
 {
+	char names[PATH_MAX];
 	int err = output__begin(&r->out);
 
 	if (err)
@@ -314,7 +340,9 @@ int begin_file(struct record *r)
 	if (!r->w)
 		return -errno;
 	maptab__clear_marks(r->maps);
-	err = declare_events(r);
+	/* its named frames, and where their symbols go for perf */
+	err = named__begin(r->named, output__names_path(&r->out, names, sizeof(names)) ? names : NULL);
+	err = err ?: declare_events(r);
 	if (!err && r->out.dir) {
 		uint64_t version = 1;
 
@@ -328,8 +356,20 @@ int begin_file(struct record *r)
 	r->file_start_ns = now_ns();
 	r->next_flush_ns = r->file_start_ns + r->o.flush_ns;
 	r->file_base = perf_writer__data_size(r->w);
+	raise_switch_size(r);
 	return err;
 }
+
+/* named.h: the symbol file of the file ending, into @fd */
+static int fill_names(void *arg, int fd)
+{
+	struct record *r = arg;
+
+	return named__write_syms(r->named, fd);
+}
+
+/* the symbol files not written, said once */
+static unsigned names_said;
 
 /*
  * End a file: what the buffers hold, the summed blocks (taken out of the map,
@@ -353,6 +393,10 @@ static int close_file(struct record *r, bool read_sources)
 	r->lost_reported = lost;
 	err = err ?: add_build_ids(r);
 	err = err ?: perf_writer__finish(r->w);
+	if (!err && named__has_syms(r->named) && output__write_names(&r->out, fill_names, r) &&
+	    !names_said++)
+		/* the recording is whole without it: offcpu report reads the names in it */
+		pr_warn("perf will not name Python and JIT frames: %s", output__error(&r->out));
 	err = err ?: output__commit(&r->out);
 	if (!err) {
 		r->files++;

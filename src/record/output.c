@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include "output.h"
+#include "../offcpu.h"
 #include "../util/util.h"
 
 static char *rotated_name(const char *base)
@@ -102,6 +104,14 @@ int output__open_stream(struct output *o, int i)
 	return fd;
 }
 
+/* Let go of @ref, if it holds a file (one zeroed holds none). */
+static void ref_drop(struct outfile_ref *ref)
+{
+	if (ref->name)
+		outfile__ref_free(ref);
+	*ref = (struct outfile_ref){ .dirfd = -1 };
+}
+
 static void prune(struct output *o)
 {
 	while (o->max_files && o->nr_kept > o->max_files) {
@@ -111,9 +121,67 @@ static void prune(struct output *o)
 		else
 			o->vanished++;
 		outfile__ref_free(&o->kept[0]);
+		if (o->kept_names[0].name)
+			outfile__remove_ref(&o->kept_names[0]);
+		ref_drop(&o->kept_names[0]);
 		memmove(o->kept, o->kept + 1, (o->nr_kept - 1) * sizeof(*o->kept));
+		memmove(o->kept_names, o->kept_names + 1, (o->nr_kept - 1) * sizeof(*o->kept_names));
 		o->nr_kept--;
 	}
+}
+
+bool output__names_path(const struct output *o, char *buf, size_t len)
+{
+	char link[64], dir[PATH_MAX];
+	ssize_t n;
+
+	if (o->to_stdout || o->pipe || !o->open || o->file.in_place || o->file.dirfd < 0)
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", o->file.dirfd);
+	n = readlink(link, dir, sizeof(dir) - 1);
+	if (n <= 0 || dir[0] != '/')
+		return false;
+	dir[n] = 0;
+	return (size_t)snprintf(buf, len, "%s/%s%s" OFFCPU_NAMES_FILE, !strcmp(dir, "/") ? "" : dir,
+				o->file.name, o->dir ? "/" : ".") < len;
+}
+
+int output__write_names(struct output *o, int (*fill)(void *arg, int fd), void *arg)
+{
+	struct outfile f = { 0 };
+	char path[PATH_MAX];
+	int fd, err;
+
+	if (!output__names_path(o, path, sizeof(path)))
+		return 0;
+	if (o->dir) {
+		/* inside the recording's directory, renamed with it */
+		fd = outfile__create_in(&o->file, OFFCPU_NAMES_FILE);
+		if (fd < 0)
+			return set_error(o, fd, o->file.msg);
+		err = fill(arg, fd);
+		close(fd);
+		return err ? set_error(o, err, "cannot write its symbol file") : 0;
+	}
+	err = outfile__open(&f, path, OUTFILE_KEEP_OLD, 0600);
+	if (err) {
+		err = set_error(o, err, f.msg);
+		outfile__free(&f);
+		return err;
+	}
+	err = fill(arg, f.fd);
+	err = err ?: outfile__commit(&f);
+	if (err) {
+		set_error(o, err, f.msg[0] ? f.msg : "cannot write its symbol file");
+		outfile__discard(&f);
+		outfile__free(&f);
+		return err;
+	}
+	ref_drop(&o->names);
+	if (o->rotate && outfile__ref(&f, &o->names))
+		ref_drop(&o->names);
+	outfile__free(&f);
+	return 0;
 }
 
 int output__commit(struct output *o)
@@ -148,7 +216,11 @@ int output__commit(struct output *o)
 		o->moved_to = strdup(o->file.dir);
 	}
 	if (o->rotate) {
-		kept = realloc(o->kept, (o->nr_kept + 1) * sizeof(*kept));
+		struct outfile_ref *names = realloc(o->kept_names, (o->nr_kept + 1) * sizeof(*names));
+
+		if (names)
+			o->kept_names = names;
+		kept = names ? realloc(o->kept, (o->nr_kept + 1) * sizeof(*kept)) : NULL;
 		if (!kept || outfile__ref(&o->file, &kept[o->nr_kept])) {
 			if (kept)
 				o->kept = kept;
@@ -157,6 +229,9 @@ int output__commit(struct output *o)
 			return set_error(o, -ENOMEM, "out of memory");
 		}
 		o->kept = kept;
+		/* its symbol file, written just before: removed with it */
+		o->kept_names[o->nr_kept] = o->names;
+		o->names = (struct outfile_ref){ .dirfd = -1 };
 		o->nr_kept++;
 	}
 	outfile__free(&o->file);
@@ -208,9 +283,14 @@ void output__free(struct output *o)
 	size_t i;
 
 	output__discard(o);
-	for (i = 0; i < o->nr_kept; i++)
+	for (i = 0; i < o->nr_kept; i++) {
 		outfile__ref_free(&o->kept[i]);
+		ref_drop(&o->kept_names[i]);
+	}
 	free(o->kept);
+	free(o->kept_names);
+	ref_drop(&o->names);
+	o->kept_names = NULL;
 	free(o->last);
 	free(o->error);
 	free(o->moved_to);

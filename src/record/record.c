@@ -289,6 +289,7 @@ static int load(struct record *r, struct collector_opts *co)
 	if (!r->py && errno)
 		pr_warn("no Python frames: %s", strerror(errno));
 	r->perfmap = perfmap__new();
+	r->named = named__new();
 	collector__store_maps(r->coll, &sm);
 	r->stacks = stackstore__new(&sm);
 	if (!r->stacks) {
@@ -446,6 +447,7 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	stackstore__free(r->stacks);
 	python__free(r->py);
 	perfmap__free(r->perfmap);
+	named__free(r->named);
 	collector__free(r->coll);
 	perf_rings__free(r->sb);
 	perf_rings__free(r->oncpu);

@@ -25,17 +25,38 @@ pyenv_python() {
 }
 
 # py_samples FILE EVENT: one line per EVENT sample: "tid period |FUNC:LINE|..."
-# (the [py] frames' names without their files)
+# (the [py] frames' names without their files, as perf names them: the
+# symbols of the symbol file beside the recording)
 py_samples() {
-	perf script -i "$1" -F tid,period,event,ip,dso 2>"$1.script.err" |
+	perf script -i "$1" -F tid,period,event,ip,sym 2>"$1.script.err" |
 		awk -v ev="$2:" '
 			function out() { if (tid != "") print tid, per, names "|"; tid = "" }
 			/^ *[0-9]+ +[0-9]+ +[a-z-]+: *$/ { out(); if ($3 == ev) { tid = $1; per = $2; names = "" }; next }
-			tid != "" && /\(\[py\] / {
-				s = $0; sub(/^[^(]*\(\[py\] /, "", s); l = s
-				sub(/ \(.*$/, "", s); sub(/^.*:/, "", l); sub(/\)\)$/, "", l)
+			tid != "" && / \[py\] / {
+				s = $0; sub(/^[^[]*\[py\] /, "", s); l = s
+				sub(/ \(.*$/, "", s); sub(/^.*:/, "", l); sub(/\)$/, "", l)
 				names = names "|" s ":" l }
 			END { out() }'
+}
+
+# perf_report_check FILE TRUTH: perf report --stdio puts each waiting
+# thread's time under its function's symbols (90% of it at least)
+perf_report_check() {
+	local func tid waited total under
+	perf report -i "$1" --stdio --no-children --sort pid -g none >perf.tids 2>perf.err ||
+		{ cat perf.err; fail "perf report failed"; }
+	while read -r func tid waited; do
+		# (offcpu-time's section: other events follow it)
+		total=$(awk -v t="$tid" '/of event / { ev = index($0, "of event '"'"'offcpu-time'"'"'") }
+			ev && $2 ~ "^" t ":" { sub(/%/, "", $1); print $1 }' perf.tids)
+		perf report -i "$1" --stdio --tid "$tid" --children --sort sym -g none >perf.sym 2>perf.err ||
+			{ cat perf.err; fail "perf report --tid $tid failed"; }
+		under=$(awk -v f="[py] $func (" '/of event / { ev = index($0, "of event '"'"'offcpu-time'"'"'") }
+			ev && index($0, f) { sub(/%/, "", $1); s += $1 } END { printf "%.2f", s }' perf.sym)
+		perf_figures="${perf_figures:-}$func: $under% of $total%; "
+		awk -v u="$under" -v t="${total:-0}" 'BEGIN { exit !(t > 0 && u >= 0.9 * t) }' ||
+			{ head -20 perf.sym; fail "perf report: $func has $under% of its thread's ${total:-0}%"; }
+	done <"$2"
 }
 
 # py_check TRUTH SAMPLES: each waiting thread's time is under its function
@@ -75,16 +96,19 @@ py_waits() {
 	py_check truth.txt samples.txt
 	# the spliced frames sit inside their interpreter frame: a Python frame is
 	# followed by another one or by _PyEval_EvalFrameDefault's
-	perf script -i py.data -F ip,sym,dso 2>/dev/null |
-		awk '/\(\[py\] / { py = 1; next } py && NF { if ($0 !~ /_PyEval_EvalFrameDefault/) { print; bad = 1 }; py = 0 } END { exit bad }' ||
+	perf script -i py.data -F ip,sym 2>/dev/null |
+		awk '/ \[py\] / { py = 1; next } py && NF { if ($0 !~ /_PyEval_EvalFrameDefault/) { print; bad = 1 }; py = 0 } END { exit bad }' ||
 		fail "a group of Python frames is not inside _PyEval_EvalFrameDefault"
+	# perf report names them (from the symbol file beside the recording)
+	[ -s py.data.names ] || fail "no symbol file py.data.names beside the recording"
+	perf_report_check py.data truth.txt
 	# offcpu report names them too (folded stacks in microseconds)
 	"$OFFCPU" report -i py.data --folded >py.folded 2>report.err || fail "report --folded failed"
 	while read -r func tid waited; do
 		got=$(awk -v f=";$func;" 'index($0, f) { s += $NF } END { printf "%.0f", s * 1000 }' py.folded)
 		within 5 "$got" "$waited" || fail "report --folded: $got ns under $func, the workload measured $waited ns"
 	done <truth.txt
-	note "$("$py" -c 'import sys; print(sys.version.split()[0])'): $py_figures"
+	note "$("$py" -c 'import sys; print(sys.version.split()[0])'): ${py_figures}perf report: $perf_figures"
 }
 
 # Debian's python3.11 (libpython linked into the executable)
@@ -133,6 +157,9 @@ py_exec() {
 	bad=$(awk 'NR == FNR { w[$1] = $3; next } { d = $2 - w[$1]; if (d < 0) d = -d; if (!($1 in w) || d > w[$1] * 0.1 + 3000000) print $1, $2, w[$1] }' truth.txt got.txt)
 	[ -z "$bad" ] || { echo "$bad" | head; fail "$(echo "$bad" | wc -l) functions not with their own time (name, ns, measured)"; }
 	[ "$names" = 200 ] || { head -3 got.txt; fail "$names of the 200 functions named"; }
+	# perf names them too, each apart
+	names=$(perf script -i ex.data -F ip,sym 2>/dev/null | grep -oE '\[py\] func_[0-9]{3} ' | sort -u | wc -l)
+	[ "$names" = 200 ] || fail "perf script names $names of the 200 functions"
 	grep -q "code objects named ([1-9][0-9]* at the address of a freed one" rec.err ||
 		fail "no code object counted as named at the address of a freed one"
 	note "$("$py" -c 'import sys; print(sys.version.split()[0])'): 200 of 200 functions named, each with its own time; $(sed -nE 's/.*named \(([0-9]+) at the address of a freed one.*/\1/p' rec.err) named at a freed one's address"
@@ -162,7 +189,8 @@ test_python_exec_names_313() {
 test_python_frames_off() {
 	need_python
 	"$OFFCPU" record --no-python -o py.data -- $PY311 "$PYWAITS" -r truth.txt 2>rec.err || fail "record failed"
-	perf script -i py.data -F ip,dso 2>/dev/null | grep -q '\[py\]' && fail "--no-python still has Python frames"
+	perf script -i py.data -F ip,sym,dso 2>/dev/null | grep -q '\[py\]' && fail "--no-python still has Python frames"
+	[ ! -e py.data.names ] || fail "--no-python: a symbol file of no named frame"
 	perf script -i py.data -F ip,sym 2>/dev/null | grep -q _PyEval_EvalFrameDefault ||
 		fail "no interpreter frame at all"
 }
@@ -176,13 +204,13 @@ test_python_frames_wakers() {
 	tid=$(awk '$1 == "lock_waiter_wait" { print $2 }' truth.txt)
 	line=$(grep -n "# wakes: lock_waiter_wait\$" "$PYWAITS" | cut -d: -f1)
 	# each offcpu-waker sample follows the offcpu-time sample of the wait it ended
-	perf script -i py.data -F tid,period,event,ip,dso 2>/dev/null |
+	perf script -i py.data -F tid,period,event,ip,sym 2>/dev/null |
 		awk '
 			function out() { if (kind != "") print kind, tid, per, names "|"; kind = "" }
 			/^ *[0-9]+ +[0-9]+ +[a-z-]+: *$/ { out(); kind = $3; tid = $1; per = $2; names = ""; next }
-			/\(\[py\] / {
-				s = $0; sub(/^[^(]*\(\[py\] /, "", s); l = s
-				sub(/ \(.*$/, "", s); sub(/^.*:/, "", l); sub(/\)\)$/, "", l)
+			/ \[py\] / {
+				s = $0; sub(/^[^[]*\[py\] /, "", s); l = s
+				sub(/ \(.*$/, "", s); sub(/^.*:/, "", l); sub(/\)$/, "", l)
 				names = names "|" s ":" l }
 			END { out() }' >pairs.txt
 	awk -v t="$tid" '$1 == "offcpu-time:" { w = ($2 == t && index($0, "|lock_waiter_wait:")); next }
@@ -352,9 +380,10 @@ py_attach() {
 			{ cat at.folded; fail "$func: only $under of its thread's $total us are under it"; }
 		[ "${before:-0}" -gt 0 ] || { cat at.before; fail "$func: its wait before the recording is not under it"; }
 	done <ready.txt
+	perf_report_check at.data ready.txt
 	grep -q "threads blocked at the start with their Python frames read" rec.err ||
 		fail "the summary does not say Python frames were read at the start"
-	note "$("$py" -c 'import sys; print(sys.version.split()[0])'): $py_figures"
+	note "$("$py" -c 'import sys; print(sys.version.split()[0])'): ${py_figures}perf report: $perf_figures"
 }
 
 test_python_frames_attach_blocked() {

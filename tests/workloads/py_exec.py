@@ -3,9 +3,12 @@ a known time), then freed: the next one's code object is often made at the
 address of the one before (issue 29: a recorder that names a code object by
 its address alone charges many of them to one name).
 
-  py_exec.py [-n FUNCTIONS] [-p PERIOD_S] [-r FILE]
+  py_exec.py [-n FUNCTIONS] [-p PERIOD_S] [-w WARMUP_S] [-r FILE]
 
--r FILE gets one line per function: "NAME TID WAITED_NS". Run by
+It sleeps WARMUP_S (default 0.5) first: a recorder looks at a process's
+interpreter at its first blocks, which have native frames only meanwhile
+(doc/runtimes.md), and this is about what comes after. -r FILE gets one
+line per function: "NAME TID WAITED_NS". Run by
 tests/integration/runtimes_python.sh.
 """
 import sys
@@ -24,6 +27,7 @@ def main():
     n = int(args.get("-n", 200))
     period = float(args.get("-p", 0.02))
     tid = threading.get_native_id()
+    time.sleep(float(args.get("-w", 0.5)))
     lines = []
     for i in range(n):
         name = "func_%03d" % i
