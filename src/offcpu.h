@@ -386,7 +386,7 @@ struct offcpu_unw_sample {
 #define OFFCPU_NAMED_JIT "[jit] "
 /*
  * For perf, each named record is followed by one over the same range that
- * maps the symbol file beside the recording (FILE.names, or names in the
+ * maps the symbol file beside the recording (.FILE.names, or names in the
  * directory of --threads: src/record/named.h), at the offset of the frame's
  * symbol, with the symbol file's build id: perf names the frame from it.
  * offcpu report reads the named records and skips these.

@@ -289,13 +289,14 @@ static size_t sym_record(struct named *nm, struct nrec *e, uint32_t sym, uint64_
 	memcpy(buf, &m, sizeof(m));
 	memcpy(buf + sizeof(m), nm->syms_path, flen);
 	perf_sample_id__parse(SIDEBAND_SAMPLE_TYPE, (const void *)e->rec, &id);
-	if (time)
-		id.time = time;
+	id.time = time;
 	perf_sample_id__encode(SIDEBAND_SAMPLE_TYPE, &id, buf + body);
 	return body + trailer;
 }
 
-/* Write @e into @stream of the current file, stamped @time (0: as it is), its symbol's after it. */
+/* Write @e into @stream of the current file (unless @itself is false: the
+ * caller wrote it), its symbol's record after it, both stamped @time (perf
+ * takes the later of two records of a range: never the symbol's first). */
 static int put(struct named *nm, struct nrec *e, int stream, uint64_t time, bool itself,
 	       int (*write)(void *arg, const struct perf_event_header *h), void *arg)
 {
@@ -327,7 +328,7 @@ static int put(struct named *nm, struct nrec *e, int stream, uint64_t time, bool
 		free(copy);
 		nm->st.rewritten++;
 	}
-	n = err ? 0 : sym_record(nm, e, symbol(nm, e), itself ? time : 0, buf, sizeof(buf));
+	n = err ? 0 : sym_record(nm, e, symbol(nm, e), time, buf, sizeof(buf));
 	if (n)
 		err = write(arg, (const void *)buf);
 	if (!err)
@@ -338,15 +339,17 @@ static int put(struct named *nm, struct nrec *e, int stream, uint64_t time, bool
 int named__after(struct named *nm, const struct perf_event_header *h, int stream,
 		 int (*write)(void *arg, const struct perf_event_header *h), void *arg)
 {
+	struct perf_sample id = { 0 };
 	struct nrec *e;
 	int err = 0;
 
 	if (!nm || !named__is_named(h))
 		return 0;
+	perf_sample_id__parse(SIDEBAND_SAMPLE_TYPE, h, &id);
 	pthread_mutex_lock(&nm->lock);
 	e = keep(nm, h);
 	if (e)
-		err = put(nm, e, stream, 0, false, write, arg);
+		err = put(nm, e, stream, id.time, false, write, arg);
 	pthread_mutex_unlock(&nm->lock);
 	return err;
 }

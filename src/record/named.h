@@ -12,7 +12,7 @@
  *
  * For perf, which names a frame from the symbols of its mapping's file, a
  * file's named frames are also symbols of a symbol file beside it
- * (FILE.names, util/elfsyms.h): each named record is followed by one that
+ * (.FILE.names, util/elfsyms.h): each named record is followed by one that
  * maps the same range to that file at the symbol's address, with the
  * symbol file's build id, and the file is written when the recording's file
  * ends. offcpu report keeps reading the named records themselves.

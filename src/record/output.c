@@ -13,20 +13,35 @@
 #include "../offcpu.h"
 #include "../util/util.h"
 
-static char *rotated_name(const char *base)
+/*
+ * NAME.YYYYMMDDHHMMSScc, and .N after it for the Nth file of the same
+ * hundredth of a second: the name a file's records give its symbol file
+ * (named.h) is the one it is committed under (outfile's own .N is for a
+ * name someone else took meanwhile).
+ */
+static char *rotated_name(struct output *o, const char *base)
 {
 	struct timeval tv;
 	struct tm tm;
-	char stamp[32], *name;
+	char stamp[40], *name;
 	size_t len;
 
 	gettimeofday(&tv, NULL);
 	localtime_r(&tv.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d%H%M%S", &tm);
-	len = strlen(base) + strlen(stamp) + 8;
+	snprintf(stamp + strlen(stamp), sizeof(stamp) - strlen(stamp), "%02d",
+		 (int)(tv.tv_usec / 10000));
+	if (!strcmp(stamp, o->last_stamp))
+		o->same_stamp++;
+	else
+		o->same_stamp = 0;
+	snprintf(o->last_stamp, sizeof(o->last_stamp), "%s", stamp);
+	len = strlen(base) + strlen(stamp) + 16;
 	name = malloc(len);
-	if (name)
-		snprintf(name, len, "%s.%s%02d", base, stamp, (int)(tv.tv_usec / 10000));
+	if (name && o->same_stamp)
+		snprintf(name, len, "%s.%s.%u", base, stamp, o->same_stamp);
+	else if (name)
+		snprintf(name, len, "%s.%s", base, stamp);
 	return name;
 }
 
@@ -66,10 +81,10 @@ int output__begin(struct output *o)
 
 		if (asprintf(&base, "%s/%s", o->moved_to, slash ? slash + 1 : o->base) < 0)
 			return set_error(o, -ENOMEM, "out of memory");
-		name = o->rotate ? rotated_name(base) : strdup(base);
+		name = o->rotate ? rotated_name(o, base) : strdup(base);
 		free(base);
 	} else {
-		name = o->rotate ? rotated_name(o->base) : strdup(o->base);
+		name = o->rotate ? rotated_name(o, o->base) : strdup(o->base);
 	}
 	if (!name)
 		return set_error(o, -ENOMEM, "out of memory");
@@ -142,8 +157,12 @@ bool output__names_path(const struct output *o, char *buf, size_t len)
 	if (n <= 0 || dir[0] != '/')
 		return false;
 	dir[n] = 0;
-	return (size_t)snprintf(buf, len, "%s/%s%s" OFFCPU_NAMES_FILE, !strcmp(dir, "/") ? "" : dir,
-				o->file.name, o->dir ? "/" : ".") < len;
+	/* hidden beside a file: NAME.* globs find the recordings alone */
+	if (o->dir)
+		return (size_t)snprintf(buf, len, "%s/%s/" OFFCPU_NAMES_FILE,
+					!strcmp(dir, "/") ? "" : dir, o->file.name) < len;
+	return (size_t)snprintf(buf, len, "%s/.%s." OFFCPU_NAMES_FILE, !strcmp(dir, "/") ? "" : dir,
+				o->file.name) < len;
 }
 
 int output__write_names(struct output *o, int (*fill)(void *arg, int fd), void *arg)

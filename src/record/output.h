@@ -35,6 +35,8 @@ struct output {
 	char *last; /* path of the last committed file: where it is, should its directory move */
 	char *moved_to; /* where the directory was moved during the recording, once said */
 	char *error; /* why the last call failed, when it was the output's fault */
+	char last_stamp[24]; /* the last rotated file's time stamp */
+	unsigned same_stamp; /* files before this one with that stamp */
 };
 
 /*
@@ -50,14 +52,15 @@ int output__open_stream(struct output *o, int i);
 int output__commit(struct output *o);
 /*
  * The path of the symbol file of the file being written (named.h:
- * NAME.names beside it, NAME/names in a directory), absolute, into @buf;
+ * .NAME.names beside it, hidden from NAME.* globs; NAME/names in a
+ * directory), absolute, into @buf;
  * false for a pipe, a fifo, a device or stdout.
  */
 bool output__names_path(const struct output *o, char *buf, size_t len);
 /*
  * Write the symbol file of the file being written through @fill (given a
  * descriptor; 0 or -errno): created next to it as offcpu creates every file
- * (NAME.names kept as NAME.names.old), before the file is committed;
+ * (.NAME.names kept as .NAME.names.old), before the file is committed;
  * removed with it by --switch-max-files. 0, or -errno with output__error().
  */
 int output__write_names(struct output *o, int (*fill)(void *arg, int fd), void *arg);

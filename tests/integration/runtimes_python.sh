@@ -100,7 +100,7 @@ py_waits() {
 		awk '/ \[py\] / { py = 1; next } py && NF { if ($0 !~ /_PyEval_EvalFrameDefault/) { print; bad = 1 }; py = 0 } END { exit bad }' ||
 		fail "a group of Python frames is not inside _PyEval_EvalFrameDefault"
 	# perf report names them (from the symbol file beside the recording)
-	[ -s py.data.names ] || fail "no symbol file py.data.names beside the recording"
+	[ -s .py.data.names ] || fail "no symbol file .py.data.names beside the recording"
 	perf_report_check py.data truth.txt
 	# offcpu report names them too (folded stacks in microseconds)
 	"$OFFCPU" report -i py.data --folded >py.folded 2>report.err || fail "report --folded failed"
@@ -190,7 +190,7 @@ test_python_frames_off() {
 	need_python
 	"$OFFCPU" record --no-python -o py.data -- $PY311 "$PYWAITS" -r truth.txt 2>rec.err || fail "record failed"
 	perf script -i py.data -F ip,sym,dso 2>/dev/null | grep -q '\[py\]' && fail "--no-python still has Python frames"
-	[ ! -e py.data.names ] || fail "--no-python: a symbol file of no named frame"
+	[ ! -e .py.data.names ] || fail "--no-python: a symbol file of no named frame"
 	perf script -i py.data -F ip,sym 2>/dev/null | grep -q _PyEval_EvalFrameDefault ||
 		fail "no interpreter frame at all"
 }
@@ -404,4 +404,67 @@ test_python_frames_attach_blocked_312() {
 test_python_frames_attach_blocked_313() {
 	pyenv_python 13
 	py_attach "$PY"
+}
+
+# unnamed_py FILE: the Python frames of FILE's samples that neither perf
+# (its symbol file) nor offcpu report (its named records) names
+unnamed_py() {
+	local p o
+	# (a frame perf finds no symbol for: its raw address, or an address in
+	# a symbol file that does not name it)
+	p=$(perf script -i "$1" -F ip,sym,dso 2>/dev/null |
+		awk '($1 ~ /^10000000000/ || /names\)$/) && !/\[py\] / { n++ } END { print n + 0 }')
+	o=$("$OFFCPU" report -i "$1" --folded 2>/dev/null | awk -F';' '/_PyEval_EvalFrameDefault;\[unknown\]/ { n++ } END { print n + 0 }')
+	echo $((p + o))
+}
+
+# --switch-output: every file names its own Python frames, the ones a file
+# before it named too (a file after the first had 1,015 unnamed, 20 named),
+# whether it ends at a size in the middle of a round or on time
+test_python_frames_rotation() {
+	local mode f n named files
+	need_python
+	for mode in 8K 400ms; do
+		rm -f rot.data.*
+		"$OFFCPU" record --switch-output=$mode -o rot.data -- $PY311 "$PYWAITS" -r truth.txt 2>rec.err ||
+			fail "record --switch-output=$mode failed"
+		files=$(ls rot.data.* | wc -l)
+		[ "$files" -ge 3 ] || fail "--switch-output=$mode: only $files files"
+		for f in rot.data.*; do
+			n=$(unnamed_py "$f")
+			named=$(perf script -i "$f" -F ip,sym 2>/dev/null | grep -c ' \[py\] ')
+			[ "$n" = 0 ] || fail "--switch-output=$mode: $n Python frames unnamed in $f ($named named)"
+			[ -s ".$f.names" ] || [ "$named" = 0 ] || fail "no symbol file .$f.names"
+		done
+		# the files hold the waits whole
+		for f in rot.data.*; do py_samples "$f" offcpu-time; done >samples.txt
+		py_check truth.txt samples.txt
+		py_figures="--switch-output=$mode: $files files, every Python frame named; $py_figures"
+	done
+	note "$py_figures"
+}
+
+# the flight recorder: each snapshot names the Python frames of its own
+# samples, those an earlier snapshot named too
+test_python_frames_snapshots() {
+	local rec f n files=0
+	need_python
+	"$OFFCPU" record --overwrite -o fl.data -- $PY311 "$PYWAITS" -r truth.txt 2>rec.err &
+	rec=$!
+	wait_for_line rec.err 'armed' 20 || fail "the flight recorder did not start"
+	sleep 0.8
+	kill -USR2 $rec
+	sleep 0.5
+	kill -USR2 $rec
+	wait $rec || fail "record --overwrite failed"
+	for f in fl.data.*; do
+		files=$((files + 1))
+		n=$(unnamed_py "$f")
+		[ "$n" = 0 ] || fail "$n Python frames unnamed in snapshot $f"
+		# the snapshots after the first need names the first wrote
+		[ $files = 1 ] || [ "$(perf script -i "$f" -F ip,sym 2>/dev/null | grep -c ' \[py\] ')" -gt 0 ] ||
+			fail "no Python frame named in snapshot $f"
+	done
+	[ "$files" -ge 2 ] || fail "only $files snapshots"
+	note "$files snapshots, every Python frame named in each"
 }
