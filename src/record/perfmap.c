@@ -489,8 +489,7 @@ static void *run(void *arg)
 			continue;
 		}
 		collect(pm);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 1;
+		until = worker__deadline(1000);
 		pthread_cond_timedwait(&pm->work, &pm->lock, &until);
 	}
 	pthread_mutex_unlock(&pm->lock);
@@ -564,12 +563,7 @@ static bool ask(struct perfmap *pm, uint32_t slot, bool wait)
 		return false;
 	}
 	pm->st.waits++;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += PERFMAP_WAIT_MS * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = worker__deadline(PERFMAP_WAIT_MS);
 	while (pm->p[slot].done < ticket)
 		if (pthread_cond_timedwait(&pm->served, &pm->lock, &until)) {
 			pm->st.waits_missed++;

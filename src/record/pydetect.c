@@ -331,3 +331,14 @@ tell:
 	bpf_map_update_elem(py->procs_fd, &tgid, &p, BPF_ANY);
 }
 
+void python__detect(struct python *py, int pid)
+{
+	struct offcpu_py_proc p;
+	uint32_t tgid = (uint32_t)pid;
+
+	if (!py || pid <= 0)
+		return;
+	if (!bpf_map_lookup_elem(py->procs_fd, &tgid, &p) && p.state == OFFCPU_PY_READ)
+		return; /* known since its exec */
+	python_detect(py, tgid);
+}

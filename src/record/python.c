@@ -325,7 +325,7 @@ void python__free(struct python *py)
 		return;
 	if (py->started) {
 		py->stop = 1;
-		/* stuck on another user's file that blocks (FUSE): its state goes with the process */
+		/* stuck on something another user controls: its state goes with the process */
 		if (!worker__join_within(py->thread, 1000, "the Python process reader"))
 			return;
 	}
@@ -341,6 +341,31 @@ void python__free(struct python *py)
 	free(py->asked);
 	pthread_mutex_destroy(&py->lock);
 	free(py);
+}
+
+/*
+ * The processes past their last id, from the program's own entries: the
+ * event that tells one is a ring buffer record a flood of names can crowd out
+ * (under the lock).
+ */
+static void find_cut(struct python *py)
+{
+	uint32_t key, next, n = 0;
+	struct offcpu_py_proc p;
+	void *prev = NULL;
+
+	while (n++ < 65536 && !bpf_map_get_next_key(py->procs_fd, prev, &next)) {
+		struct pyproc *pp;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(py->procs_fd, &key, &p) || p.state != OFFCPU_PY_READ ||
+		    p.next_id <= p.max_id)
+			continue;
+		pp = proc_get(py, key, true);
+		if (pp)
+			proc_cut(py, pp);
+	}
 }
 
 void python__stats(struct python *py, struct python_stats *st)
@@ -383,6 +408,7 @@ void python__stats(struct python *py, struct python_stats *st)
 	st->names = sum[OFFCPU_PY_CNT_NAMES];
 	st->names_lost = sum[OFFCPU_PY_CNT_NAME_LOST];
 	pthread_mutex_lock(&py->lock);
+	find_cut(py);
 	st->procs = py->found;
 	st->names_dropped = py->names_dropped;
 	st->procs_cut = py->cut;

@@ -41,6 +41,15 @@ void python__free(struct python *py);
 uint32_t python__frames(const uint64_t *ips, uint32_t n);
 
 /*
+ * Look at process @pid now, not at its first block: the command offcpu
+ * starts, held after its exec (its program mapped, then its libraries), so
+ * that its first blocks have their Python frames. (The program asks about a
+ * process at its first block; a thread that blocks before the answer came
+ * has none: in a Python program that starts threads, their first waits.)
+ */
+void python__detect(struct python *py, int pid);
+
+/*
  * The native user frames @native, @nn of a stack of process @tgid (no mark,
  * no deferral) with its Python frames @pyf, @np (innermost first, as the
  * walk appended them) spliced in: returns the number of frames in *@out
