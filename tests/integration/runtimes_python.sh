@@ -424,7 +424,7 @@ unnamed_py() {
 # before it named too (a file after the first had 1,015 unnamed, 20 named),
 # whether it ends at a size in the middle of a round or on time
 test_python_frames_rotation() {
-	local mode f n named files
+	local mode f n named files all=
 	need_python
 	for mode in 8K 400ms; do
 		rm -f rot.data.*
@@ -441,9 +441,10 @@ test_python_frames_rotation() {
 		# the files hold the waits whole
 		for f in rot.data.*; do py_samples "$f" offcpu-time; done >samples.txt
 		py_check truth.txt samples.txt
-		py_figures="--switch-output=$mode: $files files, every Python frame named; $py_figures"
+		all="${all:-}--switch-output=$mode: $files files, every Python frame named; $py_figures"
+		py_figures=
 	done
-	note "$py_figures"
+	note "$all"
 }
 
 # the flight recorder: each snapshot names the Python frames of its own
