@@ -63,8 +63,12 @@ stat() { # median (min-max) of the numbers on stdin
 	sort -n | awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit } printf "%.0f (%.0f-%.0f)", v[int((NR + 1) / 2)], v[1], v[NR] }'
 }
 
+# a python's key: its index and name (pyenv's python3.11 and Debian's share a name)
+pykey() { echo "$1-$(basename "$2")"; }
+
 for r in $(seq "$ROUNDS"); do
-	for py in "${PYTHONS[@]}"; do
+	for i in "${!PYTHONS[@]}"; do
+		py=${PYTHONS[$i]}
 		for b in $(seq $#); do
 			bin=${!b}
 			taskset -c 1 "$py" "$ROOT/tests/workloads/py_handoff.py" -d 1 -n "$PASSES" >"$TMP/wl.out" &
@@ -78,7 +82,7 @@ for r in $(seq "$ROUNDS"); do
 			wait "$watcher"
 			blocks=$(sed -nE 's/^offcpu: ([0-9]+) blocks seen.*/\1/p' "$TMP/rec.err")
 			read -r t c <"$TMP/prog" 2>/dev/null || { t=0; c=0; }
-			key=$(basename "$py")-$b
+			key=$(pykey "$i" "$py")-$b
 			[ "${blocks:-0}" -gt 0 ] && echo $((t / blocks)) >>"$TMP/block.$key"
 			[ "${c:-0}" -gt 0 ] && echo $((t / c)) >>"$TMP/run.$key"
 			grep -q "^offcpu: Python frames: [1-9]" "$TMP/rec.err" && echo "$key" >>"$TMP/walked"
@@ -94,10 +98,11 @@ echo
 printf '|---|'
 for b in $(seq $#); do printf -- '---|'; done
 echo
-for py in "${PYTHONS[@]}"; do
-	printf '| %s |' "$(basename "$py")"
+for i in "${!PYTHONS[@]}"; do
+	py=${PYTHONS[$i]}
+	printf '| %s |' "$py"
 	for b in $(seq $#); do
-		key=$(basename "$py")-$b
+		key=$(pykey "$i" "$py")-$b
 		w=$(grep -cx "$key" "$TMP/walked" 2>/dev/null)
 		printf ' %s; %s (Python frames in %s of %s) |' "$(stat <"$TMP/block.$key" 2>/dev/null)" \
 			"$(stat <"$TMP/run.$key" 2>/dev/null)" "${w:-0}" "$ROUNDS"
