@@ -471,3 +471,14 @@ test_python_frames_snapshots() {
 	[ "$files" -ge 2 ] || fail "only $files snapshots"
 	note "$files snapshots, every Python frame named in each"
 }
+
+# a Python process whose frames are not read is said at normal verbosity,
+# with why and which (native frames only, before: -vv printed its version)
+test_python_not_read_said() {
+	local fake=$ROOT/$BUILD/tests/fakepy314
+	[ -x "$fake" ] || skip "no $fake (make check builds it)"
+	"$OFFCPU" record -o np.data -- "$fake" 1 2>rec.err || { cat rec.err; fail "record failed"; }
+	grep -q "Python frames not read in 1 processes running a CPython offcpu has no layout of (it reads 3.10 to 3.13) (the first: pid [0-9]* fakepy314, 3.14)" rec.err ||
+		{ cat rec.err; fail "the summary does not say the 3.14 process's frames were not read"; }
+	note "$(grep 'Python frames not read' rec.err)"
+}

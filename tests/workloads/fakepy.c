@@ -23,8 +23,11 @@
 #include <unistd.h>
 #include "../../src/record/pylayout.h"
 
-/* 3.11.4, final */
-const uint32_t Py_Version = 0x030b04f0;
+/* 3.11.4, final (or what the build says) */
+#ifndef FAKEPY_VERSION
+#define FAKEPY_VERSION 0x030b04f0
+#endif
+const uint32_t Py_Version = FAKEPY_VERSION;
 char _PyRuntime[4096] __attribute__((aligned(64)));
 /* PyTypeObject's start: ob_base, tp_name, tp_basicsize (what offcpu checks) */
 struct fake_type {
