@@ -47,11 +47,11 @@ APP_OBJS := $(patsubst src/%.S,$(BUILD)/obj/%.o,$(patsubst src/%.c,$(BUILD)/obj/
 # the unit tests: all of report but its commands (report.c, critpath_cmd.c), the parts of record that need no BPF
 REPORT_LIB_SRCS := $(filter-out src/report/report.c src/report/critpath_cmd.c,$(REPORT_SRCS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c)) $(REPORT_LIB_SRCS) \
-	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c $(sort $(wildcard src/unwind/*.c)) \
+	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/record/pylayout.c $(sort $(wildcard src/unwind/*.c)) \
 	src/push/config.c src/push/meta.c src/push/otlp.c src/push/interval.c
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
 	$(BUILD)/tests/hostile
-WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/fusehang $(BUILD)/tests/fakepy $(BUILD)/tests/critpath
+WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/fusehang $(BUILD)/tests/fakepy $(BUILD)/tests/fakepy314 $(BUILD)/tests/critpath
 
 .PHONY: all clean check check-run test-run unit demo install deps bench FORCE
 
@@ -106,9 +106,14 @@ $(BUILD)/tests/gt_nofp: tests/workloads/gt_nofp.c
 	$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -pthread $< -o $@
 
 # looks like CPython 3.11 to offcpu: its symbols in .dynsym
-$(BUILD)/tests/fakepy: tests/workloads/fakepy.c src/offcpu.h
+$(BUILD)/tests/fakepy: tests/workloads/fakepy.c src/offcpu.h src/record/pylayout.h
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -rdynamic -Wall -Wextra -pthread $< -o $@
+
+# the same, as a CPython 3.14 (a version offcpu has no layout of)
+$(BUILD)/tests/fakepy314: tests/workloads/fakepy.c src/offcpu.h src/record/pylayout.h
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -rdynamic -Wall -Wextra -pthread -DFAKEPY_VERSION=0x030e00f0 $< -o $@
 
 $(BUILD)/tests/%: tests/workloads/%.c
 	@mkdir -p $(@D)

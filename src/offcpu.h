@@ -334,6 +334,7 @@ struct offcpu_snap {
 	__u64 began; /* START: when its block began (CLOCK_MONOTONIC ns); 0: not known */
 	__u64 regs[OFFCPU_SNAP_REGS];
 	__u64 orig_ax; /* the system call it waits in; -1: not in one (preempted) */
+	__u64 fsbase; /* START: its thread pointer (x86-64), where its thread-specific data is */
 	__u32 state; /* START: enum offcpu_state; DEFER: where the walk stopped (enum offcpu_unw_end) */
 	__u32 copy_len; /* DEFER: bytes of stack from rsp */
 };
@@ -383,6 +384,14 @@ struct offcpu_unw_sample {
 #define OFFCPU_PYFRAME_OF(id) (OFFCPU_PYFRAME_LO + (__u64)(id) * OFFCPU_PYFRAME_SIZE)
 #define OFFCPU_NAMED_PY "[py] "
 #define OFFCPU_NAMED_JIT "[jit] "
+/*
+ * For perf, each named record is followed by one over the same range that
+ * maps the symbol file beside the recording (.FILE.names, or names in the
+ * directory of --threads: src/record/named.h), at the offset of the frame's
+ * symbol, with the symbol file's build id: perf names the frame from it.
+ * offcpu report reads the named records and skips these.
+ */
+#define OFFCPU_NAMES_FILE "names"
 
 /*
  * Python frames (src/bpf/python.bpf.h, src/record/python.c; --no-python
@@ -405,33 +414,62 @@ struct offcpu_unw_sample {
 #define OFFCPU_PY_NAME_LEN 128
 #define OFFCPU_PY_FILE_LEN 256
 
-/* CPython 3.11, x86-64 (checked against DWARF: tests/integration/runtimes_python.sh) */
-#define OFFCPU_PY311_RUNTIME_TSS 592 /* _PyRuntime.gilstate.autoTSSkey (Py_tss_t) */
-#define OFFCPU_PY311_TSTATE_CFRAME 56 /* PyThreadState.cframe */
-#define OFFCPU_PY311_CFRAME_CURRENT 8 /* _PyCFrame.current_frame */
-#define OFFCPU_PY311_FRAME_CODE 32 /* _PyInterpreterFrame.f_code */
-#define OFFCPU_PY311_FRAME_PREVIOUS 48 /* _PyInterpreterFrame.previous */
-#define OFFCPU_PY311_FRAME_IS_ENTRY 68 /* _PyInterpreterFrame.is_entry */
-#define OFFCPU_PY311_CODE_FIRSTLINENO 72 /* PyCodeObject.co_firstlineno */
-#define OFFCPU_PY311_CODE_FILENAME 112 /* PyCodeObject.co_filename */
-#define OFFCPU_PY311_CODE_QUALNAME 128 /* PyCodeObject.co_qualname */
-#define OFFCPU_PY311_STR_STATE 32 /* PyASCIIObject.state (bit 6: ascii) */
-#define OFFCPU_PY311_STR_ASCII 48 /* sizeof(PyASCIIObject): an ASCII string's characters */
-#define OFFCPU_PY311_STR_UTF8 56 /* PyCompactUnicodeObject.utf8: its UTF-8 copy, if made */
-#define OFFCPU_PY311_FRAME_PREV_INSTR 56 /* _PyInterpreterFrame.prev_instr: the instruction it is in */
-#define OFFCPU_PY311_CODE_LINETABLE 136 /* PyCodeObject.co_linetable (bytes) */
-#define OFFCPU_PY311_CODE_CODE 184 /* PyCodeObject.co_code_adaptive: its first instruction */
-#define OFFCPU_PY311_BYTES_SIZE 16 /* PyVarObject.ob_size */
-#define OFFCPU_PY311_BYTES_DATA 32 /* PyBytesObject.ob_sval */
 #define OFFCPU_PY_LINETABLE 1024 /* bytes of a co_linetable sent at most */
 /* glibc x86-64: struct pthread (at fsbase).specific_1stblock, 16-byte {seq, data} slots */
 #define OFFCPU_GLIBC_TSS_SLOTS 784
 
 enum offcpu_py_state {
 	OFFCPU_PY_PENDING = 0, /* asked of user space */
-	OFFCPU_PY_NONE = 1, /* not a CPython offcpu knows */
-	OFFCPU_PY_311 = 2, /* CPython 3.11 */
+	OFFCPU_PY_NONE = 1, /* not a CPython offcpu reads */
+	OFFCPU_PY_READ = 2, /* a CPython whose layout is the entry's */
 };
+
+/*
+ * Where a CPython keeps what a frame's name needs: offsets in bytes, chosen
+ * by user space from the version the process's interpreter carries
+ * (src/record/pylayout.h, checked against each version's DWARF). A frame is
+ * read as one window of its bytes, a code object to be named as another;
+ * the fields' offsets are within them.
+ */
+#define OFFCPU_PY_NONE 0xffffu /* a field the version does not have */
+#define OFFCPU_PY_FRAME_WIN 80 /* bytes of a frame read at once, at most */
+#define OFFCPU_PY_CODE_WIN 96 /* bytes of a code object read to name it, at most */
+
+/* How a C-level _PyEval_EvalFrameDefault call's Python frames are told apart. */
+enum offcpu_py_frames {
+	OFFCPU_PY_FRAMES_OWN = 1, /* 3.10: each frame runs in a call of its own */
+	OFFCPU_PY_FRAMES_IS_ENTRY = 2, /* 3.11: frame_flag (a byte) set: the frame that entered it */
+	/* 3.12, 3.13: frame_flag is the frame's owner; a frame owned by the C
+	 * stack (owner == cstack) is the call's own, not a Python function: the
+	 * frame before it entered the call */
+	OFFCPU_PY_FRAMES_OWNER = 3,
+};
+
+struct offcpu_py_layout {
+	__u8 minor; /* CPython 3.minor: the line table's format */
+	__u8 frames; /* enum offcpu_py_frames */
+	__u8 cstack; /* OFFCPU_PY_FRAMES_OWNER: FRAME_OWNED_BY_CSTACK */
+	/* a code object's identity (its stamp): 1: the hash of the str at
+	 * code_stamp (co_name; 3.10, 3.11); 0: the 32 bits at code_stamp
+	 * (co_version, one per code object made; 3.12, 3.13) */
+	__u8 stamp_str;
+	__u16 tstate_frame; /* PyThreadState: its current frame, or the cframe that holds it */
+	__u16 cframe_frame; /* _PyCFrame: its current frame; OFFCPU_PY_NONE: tstate_frame is the frame */
+	__u16 frame_base, frame_len; /* a frame's window: its bytes frame_base to +frame_len */
+	__u16 frame_code, frame_previous; /* in the window: the code object, the caller's frame */
+	__u16 frame_instr; /* the instruction it is in: a pointer, or (code_instr NONE) an int index */
+	__u16 frame_flag; /* OFFCPU_PY_FRAMES_IS_ENTRY, _OWNER: the byte that tells */
+	__u16 code_instr; /* the code object's first instruction; OFFCPU_PY_NONE: none (3.10) */
+	__u16 code_stamp;
+	__u16 code_base, code_len; /* a code object's window, read to name it */
+	__u16 code_firstlineno, code_filename, code_qualname, code_linetable; /* in that window */
+	__u16 str_state, str_ascii, str_utf8, str_hash; /* a str's state (bit 6: ascii), chars, utf8 */
+	__u16 bytes_size, bytes_data; /* a bytes object's length, its bytes */
+};
+
+/* What the program saw of a process (struct offcpu_py_proc.flags). */
+#define OFFCPU_PY_F_KEY_BAD 1u /* its thread-state key not one of glibc's first 32 slots */
+#define OFFCPU_PY_F_CUT_TOLD 2u /* user space was told it used its last id */
 
 /*
  * Ids are the process's own (its frames' addresses are in its address space):
@@ -449,7 +487,8 @@ struct offcpu_py_proc {
 	__u64 slot; /* the program's: fsbase offset of the key's TSS data, once known; 0: not yet */
 	__u64 next_id; /* the last id handed out (the program adds to it: 64 bits for its atomic) */
 	__u32 max_id; /* the last it may hand out */
-	__u32 pad;
+	__u32 flags; /* the program's: OFFCPU_PY_F_* */
+	struct offcpu_py_layout l;
 };
 
 enum {
@@ -464,11 +503,14 @@ struct offcpu_py_event {
 	__u32 id;
 	__s32 lineno; /* co_firstlineno */
 	__u64 code; /* the code object's address */
+	__u64 stamp; /* and its identity (struct offcpu_py_layout) */
 	char qualname[OFFCPU_PY_NAME_LEN]; /* NUL-ended, "" when not ASCII or unreadable */
 	char filename[OFFCPU_PY_FILE_LEN];
 	/* where the frame is: a name is of a (code object, instruction) */
 	__s32 lasti; /* the instruction, in code units from the first; -1: none yet */
 	__u32 linetable_len; /* bytes of co_linetable in linetable (its first ones) */
+	__u8 minor; /* its format: CPython 3.minor's */
+	__u8 pad[7];
 	__u8 linetable[OFFCPU_PY_LINETABLE];
 };
 
@@ -480,6 +522,7 @@ enum offcpu_py_counter {
 	OFFCPU_PY_CNT_NO_ROOM, /* walks cut: the stack was full, or the frame bound reached */
 	OFFCPU_PY_CNT_NAMES, /* code objects named */
 	OFFCPU_PY_CNT_NAME_LOST, /* code objects left unnamed: map or buffer full, its ids used up */
+	OFFCPU_PY_CNT_NO_TSTATE, /* walks of a thread with no thread state (not running Python) */
 	OFFCPU_PY_CNT_NR,
 };
 

@@ -152,6 +152,7 @@ static __always_inline void send_start(struct task_struct *task, __u32 state, __
 	sn->began = block_began(task);
 	sn->state = state;
 	sn->copy_len = 0;
+	sn->fsbase = BPF_CORE_READ(task, thread.fsbase); /* its Python frames: its TSS slots */
 	snap_regs(sn, regs);
 	bpf_ringbuf_submit(sn, 0);
 }

@@ -48,11 +48,16 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 	const uint64_t *kips = NULL, *uips = NULL;
 	uint32_t nk = stackstore__kernel(r->stacks, kkey, &kips);
 	uint32_t nu = stackstore__user(r->stacks, ukey, &uips);
-	uint32_t n = 0, i;
+	uint32_t n = 0, i, np;
+	const uint64_t *pyf;
 	uint64_t mark;
 	bool before;
 
-	nu = python__splice(r->py, tgid, uips, nu, &uips);
+	/* the Python frames the program walked, after the native ones and the mark:
+	 * spliced in once the native frames are known (finished in user space too) */
+	np = python__frames(uips, nu);
+	nu -= np;
+	pyf = uips + nu;
 	*ip = 0;
 	if (nk) {
 		chain[n++] = PERF_CONTEXT_KERNEL;
@@ -85,12 +90,17 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 	} else if (r->us && before) {
 		const uint64_t *late;
 		size_t nl = userstacks__start_stack(r->us, tid, &late, NULL, NULL);
+		uint32_t lp = python__frames(late, (uint32_t)nl);
 
-		if (nl) {
-			late_stack(r, late, nl, &uips, &nu, &mark, unw);
+		/* its Python frames read from the sleeping thread's memory, after its native ones */
+		if (nl > lp) {
+			pyf = late + nl - lp;
+			np = lp;
+			late_stack(r, late, nl - lp, &uips, &nu, &mark, unw);
 			before = false;
 		}
 	}
+	nu = python__splice(r->py, tgid, uips, nu, pyf, np, &uips);
 	for (i = 0; i < nu; i++)
 		if (uips[i] < 4096 || (uips[i] >= (1ULL << 56) && !OFFCPU_IS_PYFRAME(uips[i])))
 			break;
@@ -207,6 +217,19 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 	return size;
 }
 
+/*
+ * The named records just pushed into @q (from @first on) are known to
+ * named.c at once: a file may end before they are written (a split in the
+ * middle of a round), and a sample written into it before them needs them.
+ */
+static void names_seen(struct record *r, struct perf_queue *q, size_t first)
+{
+	int kind;
+
+	for (; first < q->nr; first++)
+		named__seen(r->named, perf_queue__get(q, first, &kind));
+}
+
 /* One offcpu-time sample (and its offcpu-waker sample) into @q. */
 static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_key *k,
 		    uint64_t time, uint64_t period, uint32_t cpu, int kind, bool lock)
@@ -214,6 +237,7 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 	/* writer threads encode too (under the lock), each in its own buffer */
 	static __thread char b[(4 * OFFCPU_MAX_STACK_DEPTH + 64) * 8 + 256];
 	unsigned unw;
+	size_t first;
 	int size;
 
 	if (lock)
@@ -223,9 +247,11 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 		pthread_mutex_unlock(&r->lock);
 	if (size < 0)
 		return size;
+	first = q->nr;
 	size = python__flush(r->py, r, q, r->files, time, kind) ?:
-	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, kind) ?:
-	       perf_queue__push(q, (const void *)b, time, kind);
+	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, kind);
+	names_seen(r, q, first);
+	size = size ?: perf_queue__push(q, (const void *)b, time, kind);
 	if (size)
 		return size;
 	/* what account() counts, known here */
@@ -237,8 +263,10 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 		pthread_mutex_unlock(&r->lock);
 	if (size <= 0)
 		return size;
+	first = q->nr;
 	size = python__flush(r->py, r, q, r->files, time, SRC_WAKER) ?:
 	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, SRC_WAKER);
+	names_seen(r, q, first);
 	if (size)
 		return size;
 	/* right after its block: equal times keep their order */

@@ -307,6 +307,7 @@ static int load(struct record *r, struct collector_opts *co)
 	if (!r->py && errno)
 		pr_warn("no Python frames: %s", strerror(errno));
 	r->perfmap = perfmap__new();
+	r->named = named__new();
 	collector__store_maps(r->coll, &sm);
 	r->stacks = stackstore__new(&sm);
 	if (!r->stacks) {
@@ -315,6 +316,8 @@ static int load(struct record *r, struct collector_opts *co)
 	}
 	if (collector__snaps_fd(r->coll) >= 0) {
 		r->us = userstacks__new(collector__snaps_fd(r->coll));
+		if (r->us && r->py) /* threads blocked at the start: their Python frames too */
+			userstacks__set_python(r->us, python__thread_frames, r->py);
 		if (!r->us || userstacks__start(r->us)) {
 			pr_warn("cannot finish stacks in user space (%s): threads blocked at the start "
 				"keep unknown user stacks", strerror(errno ? errno : ENOMEM));
@@ -460,6 +463,7 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	stackstore__free(r->stacks);
 	python__free(r->py);
 	perfmap__free(r->perfmap);
+	named__free(r->named);
 	collector__free(r->coll);
 	perf_rings__free(r->sb);
 	perf_rings__free(r->oncpu);

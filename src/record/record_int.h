@@ -30,6 +30,7 @@
 #include "python.h"
 #include "perfmap.h"
 #include "../push/push.h"
+#include "named.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/writer.h"
 #include "../util/intset.h"
@@ -74,6 +75,7 @@ struct record {
 	struct python *py; /* Python frames (python.c), or NULL */
 	struct perfmap *perfmap; /* JIT frames named from perf maps (perfmap.c), or NULL */
 	struct push *push; /* --push: each file handed over to it (src/push/), or NULL */
+	struct named *named; /* named frames in every file, and their symbols (named.c), or NULL */
 	bool tables; /* user stacks are walked by tables */
 	struct perf_rings *sb, *oncpu;
 	struct perf_rings *bpf_out; /* --overwrite: where BPF writes blocks */
@@ -120,6 +122,7 @@ struct round {
 	uint64_t after; /* skip timed records up to this time */
 	uint64_t newest; /* in and out: the newest time written */
 	bool finish; /* FINISHED_ROUND after a round that wrote (a flush in pipe mode) */
+	int stream; /* named.h: 0, the main file; 1 + N: --threads' data.N */
 	/* --switch-output=SIZE: ends r->w's file mid-round when it reached its
 	 * size, and begins the next (the main loop's rounds); NULL: never */
 	int (*split)(struct record *r);
@@ -152,6 +155,8 @@ struct summed_sink {
 int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *arg);
 int push_stream(const struct offcpu_event *e, void *arg);
 int write_record(struct record *r, const struct perf_event_header *h);
+/* named.h's writer of @arg, a struct perf_writer */
+int write_to_writer(void *arg, const struct perf_event_header *h);
 int push_sideband(const struct perf_event_header *h, void *arg);
 int push_oncpu(const struct perf_event_header *h, void *arg);
 

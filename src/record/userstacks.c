@@ -61,10 +61,21 @@ struct userstacks {
 	struct { uint64_t start, end; bool anon; } *maps; /* of process maps_tgid (mapping_end()) */
 	size_t nr_maps, cap_maps;
 	uint32_t maps_tgid;
+	/* the Python frames of a thread blocked at the start (python.c) */
+	int (*py_fn)(void *arg, uint32_t tgid, uint64_t fsbase, uint64_t *out, int max);
+	void *py_arg;
 	uint8_t buf[START_COPY];
 };
 
 static int on_snap(void *ctx, void *data, size_t size);
+
+void userstacks__set_python(struct userstacks *us,
+			    int (*fn)(void *arg, uint32_t tgid, uint64_t fsbase, uint64_t *out, int max),
+			    void *arg)
+{
+	us->py_fn = fn;
+	us->py_arg = arg;
+}
 
 struct userstacks *userstacks__new(int fd)
 {
@@ -222,7 +233,8 @@ static uint64_t switches_of(uint32_t tgid, uint32_t tid)
  */
 static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 {
-	uint64_t ips[OFFCPU_MAX_STACK_DEPTH], sp = sn->regs[7], end, t0 = now_ns(), first = 0;
+	uint64_t ips[OFFCPU_MAX_STACK_DEPTH + OFFCPU_PY_FRAMES], sp = sn->regs[7], end, t0 = now_ns(),
+		 first = 0;
 	bool complete = false, anon = false;
 	struct iovec local = { us->buf, 0 }, remote = { (void *)(uintptr_t)sp, 0 };
 	char comm[16] = "";
@@ -259,6 +271,13 @@ static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 					       sn->regs[16], us->buf, (size_t)got, ips,
 					       OFFCPU_MAX_STACK_DEPTH - 1, &complete);
 	n = end_mark(ips, n, complete);
+	/* its Python frames after them, of the same moment: dropped if it ran meanwhile */
+	if (n > 0 && us->py_fn) {
+		int np = us->py_fn(us->py_arg, sn->tgid, sn->fsbase, ips + n, OFFCPU_PY_FRAMES);
+
+		if (np > 0 && switches_of(sn->tgid, sn->tid) == sn->switches)
+			n += np;
+	}
 	pthread_mutex_lock(&us->lock);
 	us->st.start++;
 	us->st.start_began += sn->began != 0;

@@ -209,6 +209,16 @@ static int on_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len
 	return rangeset__add(&t->named[*v], addr, len, (uint32_t)obj) == -ENOMEM ? -ENOMEM : 0;
 }
 
+/* The record that maps a named frame to the symbol file perf reads (offcpu.h, "Named frames"). */
+static bool names_file(const struct perf_event_header *h, const char *fn)
+{
+	size_t n = strlen(fn), k = strlen(OFFCPU_NAMES_FILE);
+
+	return h->type == PERF_RECORD_MMAP2 && (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+	       n > k && !strcmp(fn + n - k, OFFCPU_NAMES_FILE) &&
+	       (fn[n - k - 1] == '.' || fn[n - k - 1] == '/');
+}
+
 /* A mapping with no file behind it: its offsets mean nothing, its addresses do. */
 static bool anon_name(const char *fn)
 {
@@ -266,6 +276,8 @@ static int on_mmap(struct threads *t, const struct perf_event_header *h)
 		return on_named(t, pid, addr, len, fn, true);
 	if (!strncmp(fn, OFFCPU_NAMED_JIT, strlen(OFFCPU_NAMED_JIT)))
 		return on_named(t, pid, addr, len, fn, false);
+	if (names_file(h, fn))
+		return 0; /* the named records above name these frames */
 	if (!bid_len && (v = hashmap__find(&t->build_ids, fn, strlen(fn)))) {
 		bid_len = t->bids[*v][0];
 		bid = &t->bids[*v][1];

@@ -8,7 +8,7 @@ int unit_failures;
 int main(int argc, char **argv)
 {
 	const struct unit_test *suites[] = { perfdata_tests, queue_tests, util_tests, outfile_tests, options_tests,
-					     summary_tests, rings_tests, push_tests,
+					     summary_tests, rings_tests, push_tests, python_tests,
 					     unwind_tests, oracle_tests,
 					     report_tests, critpath_tests };
 	int passed = 0, failed = 0;
