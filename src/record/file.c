@@ -55,6 +55,7 @@ static int flush(struct record *r, bool sums)
 	err = round__write(r, &rd);
 	if (!err && sums) {
 		stackstore__prune(r->stacks);
+		waitstore__prune(r->waits);
 		r->st.flushes++;
 	}
 	return err;

@@ -360,6 +360,11 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	bpf_program__set_autoload(skel->progs.on_hrtimer_exit, skel->rodata->record_wakers);
 	bpf_program__set_autoload(skel->progs.on_irq_entry, skel->rodata->record_wakers);
 	bpf_program__set_autoload(skel->progs.on_irq_exit, skel->rodata->record_wakers);
+	/* wait objects (waits.bpf.h): tp_btf only (task registers, typed task pointers) */
+	skel->rodata->record_waits = !raw_tp && o->wait_objects;
+	skel->rodata->iter_waits = !raw_tp && (o->wait_objects || o->iter_waits);
+	if (skel->rodata->record_waits || skel->rodata->iter_waits)
+		bpf_map__set_max_entries(skel->maps.waits, o->max_entries ?: 16384);
 	if (!o->wakers)
 		bpf_map__set_max_entries(skel->maps.chains, 1);
 	else

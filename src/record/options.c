@@ -31,6 +31,7 @@ enum {
 	OPT_WAKERS,
 	OPT_FLUSH,
 	OPT_NO_PYTHON,
+	OPT_WAIT_OBJECTS,
 };
 
 static const struct argp_option record_options[] = {
@@ -49,6 +50,7 @@ static const struct argp_option record_options[] = {
 	{ "unwind-mem", OPT_UNWIND_MEM, "SIZE", 0, "Kernel memory for unwind tables, shared by all objects (default 32M: 4 million rows, what a parallel build running gcc and clang at once holds; objects no process uses are taken back to make room; those that still do not fit are walked by frame pointers, and the summary says so)", 2 },
 	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted, and the wait for a CPU after each wakeup, split off its block as 'runqueue'), T (stopped), I (idle); default S,D. Each sample keeps its state", 2 },
 	{ "wakers", OPT_WAKERS, 0, 0, "Also record who woke each block: the waking thread and its stacks (--stacks), or the interrupt ([timer], [irq], [softirq:NET_RX], ...), and the chain of who woke the waker just before (up to 3 hops), as offcpu-waker samples", 2 },
+	{ "wait-objects", OPT_WAIT_OBJECTS, 0, 0, "Also record what each block waits on, as offcpu-wait samples: for a futex (a mutex, condition variable, ...) its address and a glibc mutex's owner; for a file descriptor (read, write, recv, send, accept, poll, select, epoll) what it is: a pipe, a socket with its addresses, a file, an eventfd... (about 100-250 ns more per block; threads waiting at the start or the end of a recording of running processes get theirs without it). offcpu report --locks and --sort object show them", 2 },
 	{ "no-python", OPT_NO_PYTHON, 0, 0, "No Python frames: by default the user stacks of CPython 3.11 processes show each Python function (\"[py] QUALNAME (FILE:LINE)\", LINE the line it is at) inside the interpreter frame that runs it, its name taken while the process lives", 2 },
 	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock: also sample on-CPU (at -F or 4000 Hz); offcpu-time: the default", 2 },
@@ -360,6 +362,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_WAKERS:
 		o->wakers = true;
 		break;
+	case OPT_WAIT_OBJECTS:
+		o->wait_objects = true;
+		break;
 	case 'v':
 		log_verbosity++;
 		break;
@@ -409,9 +414,10 @@ uint64_t record_opts__stack_map_bytes(const struct record_opts *o)
 	uint64_t stack = 8 + OFFCPU_MAX_STACK_DEPTH * 8 + 48;
 	uint64_t sum = sizeof(struct offcpu_key) + sizeof(struct offcpu_val) + 48;
 	uint64_t wakeup = o->wakers ? 8 + sizeof(struct offcpu_wakeup) + 48 : 0;
+	uint64_t wait = o->wait_objects ? 8 + sizeof(struct offcpu_wait) + 48 : 0;
 	int maps = !!(o->stacks & STACKS_USER) + !!(o->stacks & STACKS_KERNEL);
 
-	return (uint64_t)o->max_entries * (stack * (uint64_t)maps + 2 * sum + wakeup);
+	return (uint64_t)o->max_entries * (stack * (uint64_t)maps + 2 * sum + wakeup + wait);
 }
 
 int record_opts__parse(struct record_opts *o, int argc, char **argv)

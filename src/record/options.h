@@ -47,6 +47,7 @@ struct record_opts {
 	bool force_raw_tp;
 	bool verify_stacks;
 	bool wakers; /* --wakers: who woke each block */
+	bool wait_objects; /* --wait-objects: what each block waits on */
 	bool python; /* Python frames in user stacks (default; --no-python: off) */
 	int unwind; /* UNWIND_TABLES or UNWIND_FP */
 	uint64_t unwind_mem; /* bytes for unwind table rows */

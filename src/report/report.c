@@ -58,8 +58,10 @@ static const struct argp_option report_options[] = {
 	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid, dso, sym, state (the "
 				  "state waited in: S, D, preempted, runqueue, T, I), waker (who woke "
 				  "the wait, then who had woken the waker: 'writer <- [timer]'; [none] "
-				  "when no wakeup was recorded; needs record --wakers) (default "
-				  "comm,dso,sym)", 0 },
+				  "when no wakeup was recorded; needs record --wakers), object (what it "
+				  "waited on: 'mutex lk_mutex (app)', 'pipe:[1234]', 'socket TCP "
+				  "127.0.0.1:5000 -> 127.0.0.1:80'; [none] when not recorded; record "
+				  "--wait-objects) (default comm,dso,sym)", 0 },
 	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
 	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 10)", 0 },
 	{ "no-before", OPT_NO_BEFORE, 0, 0, "Leave out the threads waiting since before the "
@@ -153,7 +155,8 @@ static const char report_doc[] =
 
 static int parse_sort(struct text_opts *o, const char *arg)
 {
-	static const char *names[] = { "comm", "pid", "tid", "dso", "sym", "state", "waker" };
+	static const char *names[] = { "comm", "pid", "tid", "dso", "sym", "state", "waker",
+				       "object" };
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int err = 0;
 	size_t k;
@@ -239,8 +242,8 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 	case 's':
 		err = parse_sort(&o->t, arg);
 		if (err)
-			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym, state, waker)",
-				   arg);
+			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym, state, waker, "
+				   "object)", arg);
 		break;
 	case OPT_WAKERS:
 		o->wakers = true;

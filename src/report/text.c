@@ -15,13 +15,14 @@
 #include <string.h>
 #include <time.h>
 #include "profile.h"
+#include "waitobj.h"
 #include "../util/util.h"
 
 #define MAX_PATHS 3
 #define MAX_BEFORES 20 /* threads waiting since before the recording shown; --json has all */
 
 struct entry {
-	uint32_t event, comm, pid, tid, dso, sym, state, waker, chain;
+	uint32_t event, comm, pid, tid, dso, sym, state, waker, chain, wait;
 	uint64_t value;
 	uint32_t first_row; /* rows of one entry are chained through next[] */
 };
@@ -347,6 +348,7 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 			case SORT_SYM: key.sym = lf == UINT32_MAX ? UINT32_MAX : p->frames[lf].sym; break;
 			case SORT_STATE: key.state = r->state; break;
 			case SORT_WAKER: key.waker = r->waker, key.chain = r->chain; break;
+			case SORT_OBJECT: key.wait = r->wait; break;
 			}
 		}
 		v = hashmap__upsert(&idx, &key, sizeof(key), &created);
@@ -391,7 +393,7 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		fprintf(f, "# %12s %8s", e->offcpu ? "ms" : "samples", "%");
 		for (k = 0; k < o->nr_keys; k++) {
 			static const char *names[] = { "comm", "pid", "tid", "dso", "symbol", "state",
-						       "waker" };
+						       "waker", "object" };
 
 			fprintf(f, o->keys[k] == SORT_PID || o->keys[k] == SORT_TID ? " %8s" :
 				   o->keys[k] == SORT_STATE ? "  %-9s" : "  %-16s", names[o->keys[k]]);
@@ -439,6 +441,13 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 					fprintf(f, "  ");
 					fput_escaped(f, profile__waker_text(p, &w, buf, sizeof(buf)),
 						     16);
+					break;
+				}
+				case SORT_OBJECT: {
+					char buf[600];
+
+					fprintf(f, "  ");
+					fput_escaped(f, waitobj__text(p, en->wait, buf, sizeof(buf)), 16);
 					break;
 				}
 				}
