@@ -38,7 +38,7 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/*.c)) $(REPORT_LIB_SRCS) \
 	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c $(sort $(wildcard src/unwind/*.c))
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
 	$(BUILD)/tests/hostile
-WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/locks $(BUILD)/tests/deadlock
+WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/locks $(BUILD)/tests/abba
 
 .PHONY: all clean check check-run unit demo install deps bench
 

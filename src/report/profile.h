@@ -344,6 +344,13 @@ enum sort_key { SORT_COMM, SORT_PID, SORT_TID, SORT_DSO, SORT_SYM, SORT_STATE, S
 		SORT_NR };
 
 int text__write(const struct profile *p, const struct text_opts *o, FILE *f);
+/* For the text outputs (text.c): a wait's length as people read it (812.5 ms, 47.213 s,
+ * 12 min 03.4 s, 3 h 02 min 10 s); the local wall-clock time of CLOCK_MONOTONIC
+ * instant @mono (the file's CLOCK_DATA relates the two), with the date when @date,
+ * false without it; whether two instants fall on the same local day. */
+const char *fmt_wait(uint64_t ns, char *buf, size_t cap);
+bool fmt_clock(const struct profile *p, uint64_t mono, bool date, char *buf, size_t cap);
+bool same_day(const struct profile *p, uint64_t a, uint64_t b);
 int folded__write(const struct profile *p, int event, FILE *f);
 int pprof__write(const struct profile *p, int event, int fd);
 int svg__write(const struct profile *p, int event, const char *title, FILE *f);

@@ -17,6 +17,7 @@
 #include "resolve.h"
 #include "perfetto.h"
 #include "timeline.h"
+#include "locks.h"
 #include "session.h"
 #include "../util/outfile.h"
 #include "../util/util.h"
@@ -40,12 +41,15 @@ enum {
 	OPT_DEBUG_DIR,
 	OPT_PERFETTO,
 	OPT_TIMELINE,
+	OPT_LOCKS,
+	OPT_FAIL_ON_DEADLOCK,
 };
 
 struct report_opts {
 	struct session_opts s;
 	struct text_opts t;
 	bool folded, json, states, wakers;
+	bool locks, fail_on_deadlock; /* --locks, --fail-on-deadlock (locks.h) */
 	const char *pprof, *svg, *perfetto, *timeline;
 	char *comm_buf;
 };
@@ -65,8 +69,10 @@ static const struct argp_option report_options[] = {
 	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
 	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 10)", 0 },
 	{ "no-before", OPT_NO_BEFORE, 0, 0, "Leave out the threads waiting since before the "
-					    "recording began, which the text output lists first "
-					    "(record -p of a running process: offcpu-before)", 0 },
+					    "recording began and those still waiting at its end "
+					    "(with what they wait on, whom for, and the deadlocks), "
+					    "which the text output lists first (record -p of a "
+					    "running process: offcpu-before)", 0 },
 	{ 0, 0, 0, 0, "Outputs (the text table when none is given):", 1 },
 	{ "folded", OPT_FOLDED, 0, 0, "Folded stacks on stdout: comm;outer;...;inner VALUE "
 				      "(us off-CPU, samples otherwise)", 1 },
@@ -83,6 +89,17 @@ static const struct argp_option report_options[] = {
 					       "real times coloured by state, arrows from wakers, "
 					       "click for stacks, shift-drag for a window's flame "
 					       "graph; - for stdout", 1 },
+	{ "locks", OPT_LOCKS, 0, 0, "What the waits waited on, one row per object, most waited on "
+				    "first, instead of the table: its kind (mutex, condvar, rwlock, "
+				    "futex, pipe, socket, file, eventfd, ...), name (a mutex's symbol, "
+				    "a pipe's inode, a socket's addresses) and address, the time "
+				    "waited, its waiters, and who held it (a mutex's owner, and the "
+				    "function it was in) or was at its other end (a pipe's writer, a "
+				    "socket's peer); needs record --wait-objects for all waits", 1 },
+	{ "fail-on-deadlock", OPT_FAIL_ON_DEADLOCK, 0, 0, "Exit with status 3 when threads still "
+							  "waiting at the end of the recording "
+							  "wait on each other (a \"deadlock:\" line)",
+	  1 },
 	{ "wakers", OPT_WAKERS, 0, 0, "Folded, SVG and pprof stacks of waits go on with who woke "
 				      "them, in BCC offwaketime's layout, which flamegraph.pl draws "
 				      "with the waker on top: comm;wakee outer..inner;--;waker "
@@ -247,6 +264,12 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_WAKERS:
 		o->wakers = true;
+		break;
+	case OPT_LOCKS:
+		o->locks = true;
+		break;
+	case OPT_FAIL_ON_DEADLOCK:
+		o->fail_on_deadlock = true;
 		break;
 	case OPT_STATES:
 		o->states = true;
@@ -585,8 +608,10 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { 0 };
 	struct debuginfo_stats dstats = { 0 };
 	struct trace_out trace = { 0 };
-	struct sample_consumer *more[2];
+	struct sample_consumer *more[3];
 	struct timeline *tl = NULL;
+	struct locks locks;
+	int deadlocks = 0;
 	size_t nr_more = 0;
 	struct profile p;
 	int ret, ev = -1;
@@ -635,6 +660,9 @@ int cmd_report(int argc, char **argv)
 		}
 		more[nr_more++] = timeline__consumer(tl);
 	}
+	/* what the waits waited on: every wait for --locks, else the hang view's */
+	locks__init(&locks, &p, o.locks);
+	more[nr_more++] = &locks.c;
 	ret = session__load_with(&o.s, &p, more, nr_more);
 	for (i = 0; i < o.t.nr_keys; i++) {
 		sort_states |= o.t.keys[i] == SORT_STATE;
@@ -653,6 +681,12 @@ int cmd_report(int argc, char **argv)
 		       "states (its offcpu-time samples carry no weight): record it with offcpu 0.2 "
 		       "or later; files of perf record or older offcpu versions do not have them",
 		       o.s.input, o.states ? "--states" : "--sort state");
+		ret = -ENOENT;
+	}
+	if (!ret && o.locks && !p.wait_samples) {
+		pr_err("%s: --locks needs what each wait waited on, and this file has %s: record "
+		       "it with offcpu record --wait-objects", o.s.input,
+		       p.has_waits ? "no wait objects" : "no offcpu-wait event");
 		ret = -ENOENT;
 	}
 	/* the trace and the timeline are kept only if the whole report can be made */
@@ -679,8 +713,18 @@ int cmd_report(int argc, char **argv)
 		ret = write_output(&p, ev, o.pprof, o.s.input, false);
 	if (!ret && o.svg)
 		ret = write_output(&p, ev, o.svg, o.s.input, true);
-	if (!ret && !o.folded && !o.json && !o.pprof && !o.svg && !o.perfetto &&
-	    !o.timeline)
+	if (!ret && !o.folded && !o.json && !o.pprof && !o.svg && !o.perfetto && !o.timeline &&
+	    !o.t.no_before && hang__any(&locks)) {
+		deadlocks = hang__write(&locks, stdout);
+		ret = deadlocks < 0 ? deadlocks : 0;
+	} else if (!ret && o.fail_on_deadlock) {
+		deadlocks = hang__write(&locks, NULL); /* counted, not shown */
+		ret = deadlocks < 0 ? deadlocks : 0;
+	}
+	if (!ret && o.locks)
+		ret = locks__write(&locks, stdout);
+	else if (!ret && !o.folded && !o.json && !o.pprof && !o.svg && !o.perfetto &&
+		 !o.timeline)
 		ret = text__write(&p, &o.t, stdout);
 	if (!ret && (fflush(stdout) || ferror(stdout))) {
 		pr_err("cannot write the report: %s", strerror(errno));
@@ -689,10 +733,16 @@ int cmd_report(int argc, char **argv)
 	if (!ret && (o.folded || o.json || o.pprof || o.svg || sort_sym))
 		warn_unnamed(&p, &dstats);
 out:
+	locks__free(&locks);
 	profile__free(&p);
 	free(o.s.pids);
 	free(o.s.tids);
 	free(o.s.comms);
 	free(o.comm_buf);
+	if (!ret && o.fail_on_deadlock && deadlocks > 0) {
+		pr_warn("%d deadlock%s among the threads waiting at the end", deadlocks,
+			deadlocks == 1 ? "" : "s");
+		return 3;
+	}
 	return ret ? 1 : 0;
 }

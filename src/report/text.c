@@ -165,8 +165,7 @@ static void print_paths(FILE *f, const struct profile *p, const struct entry *e,
 	free(paths);
 }
 
-/* A wait's length as people read it: 812.5 ms, 47.213 s, 12 min 03.4 s, 3 h 02 min 10 s. */
-static const char *fmt_wait(uint64_t ns, char *buf, size_t cap)
+const char *fmt_wait(uint64_t ns, char *buf, size_t cap)
 {
 	uint64_t s = ns / 1000000000ULL;
 
@@ -186,11 +185,7 @@ static const char *fmt_wait(uint64_t ns, char *buf, size_t cap)
 	return buf;
 }
 
-/*
- * The local wall-clock time of CLOCK_MONOTONIC instant @mono (the file's
- * CLOCK_DATA relates the two), with the date when @date; false without it.
- */
-static bool fmt_clock(const struct profile *p, uint64_t mono, bool date, char *buf, size_t cap)
+bool fmt_clock(const struct profile *p, uint64_t mono, bool date, char *buf, size_t cap)
 {
 	int64_t wall;
 	time_t t;
@@ -205,8 +200,7 @@ static bool fmt_clock(const struct profile *p, uint64_t mono, bool date, char *b
 	return strftime(buf, cap, date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm) > 0;
 }
 
-/* Whether two CLOCK_MONOTONIC instants fall on the same local day. */
-static bool same_day(const struct profile *p, uint64_t a, uint64_t b)
+bool same_day(const struct profile *p, uint64_t a, uint64_t b)
 {
 	char da[32], db[32];
 
