@@ -34,8 +34,17 @@ struct hang {
 	struct hthread *t;
 	size_t nr;
 	uint32_t cycles;
-	int idw; /* width of the pid/tid column */
+	int idw; /* width of the comm/tid column */
 };
+
+/* The columns "comm/tid" takes (put_thread()). */
+static int put_width(const struct hang *h, const struct lk_wait *w)
+{
+	char id[16];
+
+	return (int)str_escape(NULL, 0, strtab__get(&h->p->str, w->comm)) +
+	       snprintf(id, sizeof(id), "/%u", w->tid);
+}
 
 static int cmp_began(const void *a, const void *b)
 {
@@ -85,12 +94,8 @@ static int collect(struct hang *h)
 		}
 	}
 	qsort(h->t, h->nr, sizeof(*h->t), cmp_began);
-	for (i = 0; i < h->nr; i++) {
-		char id[32];
-		int n = snprintf(id, sizeof(id), "%u/%u", h->t[i].w->pid, h->t[i].w->tid);
-
-		h->idw = n > h->idw ? n : h->idw;
-	}
+	for (i = 0; i < h->nr; i++)
+		h->idw = put_width(h, h->t[i].w) > h->idw ? put_width(h, h->t[i].w) : h->idw;
 	return 0;
 }
 
@@ -239,9 +244,9 @@ static void put_listing(const struct hang *h, const struct hthread *t, FILE *f)
 	char c[32], len[32];
 
 	fprintf(f, "  ");
-	fput_escaped(f, strtab__get(&h->p->str, w->comm), 16);
-	snprintf(c, sizeof(c), "%u/%u", w->pid, w->tid);
-	fprintf(f, "  %*s  %-2s waiting in ", h->idw, c, profile__state_name(w->state));
+	put_thread(h, w, f);
+	fprintf(f, "%*s  %-2s waiting in ", h->idw - put_width(h, w), "",
+		profile__state_name(w->state));
 	put_where(h, w->stack, f);
 	fprintf(f, " since ");
 	if (fmt_clock(h->p, t->began, !same_day(h->p, t->began, end), c, sizeof(c)))
