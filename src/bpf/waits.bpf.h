@@ -182,8 +182,15 @@ static __always_inline void describe_socket(struct offcpu_wait *w, __u8 *buf, st
 		if (off + 16 <= WAIT_BUF)
 			__builtin_memcpy(w->sock_raddr, buf + off, 16);
 	}
-	w->sock_type = BPF_CORE_READ(sk, sk_type);
-	w->sock_protocol = BPF_CORE_READ(sk, sk_protocol);
+	/* two adjacent u16 (5.6+): one read */
+	off = bpf_core_field_offset(struct sock, sk_type);
+	if (bpf_core_field_offset(struct sock, sk_protocol) == off + 2 &&
+	    !bpf_probe_read_kernel(&w->sock_type, 4, (void *)sk + off)) {
+		/* sock_type and sock_protocol are adjacent in struct offcpu_wait too */
+	} else {
+		w->sock_type = BPF_CORE_READ(sk, sk_type);
+		w->sock_protocol = BPF_CORE_READ(sk, sk_protocol);
+	}
 	if (w->sock_family == WAIT_AF_UNIX) {
 		peer = BPF_CORE_READ((struct unix_sock *)sk, peer);
 		if (peer)
@@ -200,16 +207,20 @@ static __always_inline void describe_file(struct offcpu_wait *w, __u8 *buf, stru
 	const unsigned char *name;
 	__u32 fmt;
 
+	struct super_block *sb;
+
+	/* each structure copied once: a probe read costs a helper call */
 	if (!copy_in(buf, f, bpf_core_type_size(struct file)))
 		return;
 	inode = (struct inode *)AT(buf, bpf_core_field_offset(struct file, f_inode), __u64);
 	priv = (void *)AT(buf, bpf_core_field_offset(struct file, private_data), __u64);
 	dentry = (struct dentry *)AT(buf, bpf_core_field_offset(struct file, f_path.dentry), __u64);
-	if (!inode)
+	if (!inode || !copy_in(buf, inode, bpf_core_field_offset(struct inode, i_ino) + 8))
 		return;
-	w->mode = BPF_CORE_READ(inode, i_mode);
-	w->ino = BPF_CORE_READ(inode, i_ino);
-	w->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	w->mode = AT(buf, bpf_core_field_offset(struct inode, i_mode), __u16);
+	w->ino = AT(buf, bpf_core_field_offset(struct inode, i_ino), __u64);
+	sb = (struct super_block *)AT(buf, bpf_core_field_offset(struct inode, i_sb), __u64);
+	w->dev = sb ? BPF_CORE_READ(sb, s_dev) : 0;
 	fmt = w->mode & S_IFMT;
 	switch (fmt) {
 	case S_IFIFO: w->file = OFFCPU_FILE_PIPE; break;
@@ -233,15 +244,20 @@ static __always_inline void describe_file(struct offcpu_wait *w, __u8 *buf, stru
 		bpf_probe_read_kernel_str(w->name, sizeof(w->name), name);
 }
 
-/* The open file at descriptor @fd of @task, or NULL. */
+/* The open file at descriptor @fd of @task, or NULL: typed loads to its
+ * table (no helper call), one read of its slot. */
 static __always_inline struct file *fd_file(struct task_struct *task, int fd)
 {
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct files_struct *files = task->files;
+	struct fdtable *fdt;
 	struct file **arr, *f = NULL;
 
-	if (!fdt || fd < 0 || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
+	if (!files || fd < 0)
 		return NULL;
-	arr = BPF_CORE_READ(fdt, fd);
+	fdt = files->fdt;
+	if (!fdt || (__u32)fd >= fdt->max_fds)
+		return NULL;
+	arr = fdt->fd;
 	if (!arr || bpf_probe_read_kernel(&f, sizeof(f), arr + (__u32)fd))
 		return NULL;
 	return f;

@@ -363,8 +363,15 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	/* wait objects (waits.bpf.h): tp_btf only (task registers, typed task pointers) */
 	skel->rodata->record_waits = !raw_tp && o->wait_objects;
 	skel->rodata->iter_waits = !raw_tp && (o->wait_objects || o->iter_waits);
-	if (skel->rodata->record_waits || skel->rodata->iter_waits)
+	if (skel->rodata->record_waits) {
+		/* preallocated: a store at a switch-out allocates nothing */
 		bpf_map__set_max_entries(skel->maps.waits, o->max_entries ?: 16384);
+	} else if (skel->rodata->iter_waits) {
+		/* only the iterators store: one object per thread blocked at the start or
+		 * the end, allocated as they come rather than held for every recording */
+		bpf_map__set_map_flags(skel->maps.waits, BPF_F_NO_PREALLOC);
+		bpf_map__set_max_entries(skel->maps.waits, 1 << 17);
+	}
 	if (!o->wakers)
 		bpf_map__set_max_entries(skel->maps.chains, 1);
 	else

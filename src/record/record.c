@@ -159,6 +159,7 @@ static void load_held(void *arg, int pid)
 
 static int finish(struct record *r)
 {
+	uint64_t wcnt[OFFCPU_WAIT_CNT_NR];
 	long n;
 	int err;
 
@@ -181,6 +182,8 @@ static int finish(struct record *r)
 	if (!r->o.quiet) {
 		print_summary(r, output_size(r));
 		python__summary(r->py, stderr);
+		if (collector__wait_counters(r->coll, wcnt) == 0)
+			waitstore__summary(r->waits, wcnt, r->o.wait_objects, stderr);
 	}
 	return 0;
 }

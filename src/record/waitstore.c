@@ -194,6 +194,29 @@ void waitstore__prune(struct waitstore *w)
 	w->nr_used = 0;
 }
 
+void waitstore__summary(const struct waitstore *w, const uint64_t *cnt, bool every_block, FILE *f)
+{
+	if (!w || w->fd < 0 || (!every_block && !w->st.objects))
+		return;
+	fprintf(f, "offcpu: wait objects: %llu distinct; of %llu blocks looked at, %llu in a system call "
+		   "described (%s)\n",
+		(unsigned long long)w->st.objects, (unsigned long long)cnt[OFFCPU_WAIT_CNT_SEEN],
+		(unsigned long long)cnt[OFFCPU_WAIT_CNT_FOUND],
+		every_block ? "--wait-objects: every block" :
+			      "the blocks under way at the start and the end");
+	if (cnt[OFFCPU_WAIT_CNT_FULL])
+		fprintf(f, "offcpu: WARNING: %llu blocks kept without their wait object: the wait map "
+			   "was full (raise --max-stacks)\n",
+			(unsigned long long)cnt[OFFCPU_WAIT_CNT_FULL]);
+	if (cnt[OFFCPU_WAIT_CNT_FAULT] || w->st.late_unread)
+		fprintf(f, "offcpu: %llu futex words not read (their page was not in memory): no owner "
+			   "for those waits\n",
+			(unsigned long long)(cnt[OFFCPU_WAIT_CNT_FAULT] + w->st.late_unread));
+	if (w->st.unknown)
+		fprintf(f, "offcpu: %llu blocks named a wait object the map no longer held: written "
+			   "without it\n", (unsigned long long)w->st.unknown);
+}
+
 void waitstore__stats(const struct waitstore *w, struct waitstore_stats *st)
 {
 	memset(st, 0, sizeof(*st));

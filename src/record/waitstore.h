@@ -45,5 +45,12 @@ long waitstore__read_new(struct waitstore *w);
 /* Delete from the map the objects read or used since the last prune (they stay cached). */
 void waitstore__prune(struct waitstore *w);
 void waitstore__stats(const struct waitstore *w, struct waitstore_stats *st);
+/*
+ * The summary's line on @f: objects read, blocks described (@cnt: the BPF
+ * program's counters, enum offcpu_wait_counter), and a warning for objects
+ * not kept (the wait map full) or memory not read. Nothing when no object
+ * was read and @every_block (--wait-objects) is false.
+ */
+void waitstore__summary(const struct waitstore *w, const uint64_t *cnt, bool every_block, FILE *f);
 
 #endif

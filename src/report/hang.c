@@ -248,10 +248,10 @@ static void put_listing(const struct hang *h, const struct hthread *t, FILE *f)
 	fprintf(f, "%*s  %-2s waiting in ", h->idw - put_width(h, w), "",
 		profile__state_name(w->state));
 	put_where(h, w->stack, f);
-	fprintf(f, " since ");
 	if (fmt_clock(h->p, t->began, !same_day(h->p, t->began, end), c, sizeof(c)))
-		fprintf(f, "%s ", c);
-	fprintf(f, "(%s): ", fmt_wait(end - t->began, len, sizeof(len)));
+		fprintf(f, " since %s (%s): ", c, fmt_wait(end - t->began, len, sizeof(len)));
+	else
+		fprintf(f, " for %s: ", fmt_wait(end - t->began, len, sizeof(len)));
 	put_chain(h, t, f);
 	fputc('\n', f);
 }

@@ -182,10 +182,24 @@ static int cmp_obj(const void *a, const void *b)
 	return (x->wait > y->wait) - (x->wait < y->wait);
 }
 
+struct lk_waiter {
+	uint32_t tid, comm;
+	uint64_t ns;
+};
+
+static int cmp_waiter(const void *a, const void *b)
+{
+	const struct lk_waiter *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? 1 : -1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
 /* Its waiters, most time first: "a/1 401.9 ms, b/2 400.2 ms". */
 static void print_waiters(const struct locks *l, uint32_t wait, FILE *f)
 {
-	struct { uint32_t tid, comm; uint64_t ns; } t[8];
+	struct lk_waiter t[8];
 	size_t n = 0, i, k, more = 0;
 
 	for (i = 0; i < l->nr; i++) {
@@ -200,10 +214,11 @@ static void print_waiters(const struct locks *l, uint32_t wait, FILE *f)
 				more++;
 				continue;
 			}
-			t[n++] = (typeof(t[0])){ e->tid, e->comm, 0 };
+			t[n++] = (struct lk_waiter){ e->tid, e->comm, 0 };
 		}
 		t[k].ns += e->period;
 	}
+	qsort(t, n, sizeof(*t), cmp_waiter);
 	fprintf(f, "      waiters:");
 	for (i = 0; i < n; i++) {
 		fprintf(f, "%s ", i ? "," : "");

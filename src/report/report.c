@@ -158,6 +158,19 @@ static const char report_doc[] =
 	"Their time before the recording is in no total, table or flame graph:\n"
 	"--event offcpu-before shows it as an event of its own.\n"
 	"\n"
+	"What the waits waited on (record --wait-objects): --locks lists each object\n"
+	"(a mutex by its symbol, a pipe, a socket with its addresses), the time\n"
+	"waited, its waiters and who held it, in which function:\n"
+	"       802.084        2  mutex      lk_mutex (app) at 0x55a11e26e1e0 in process 22093\n"
+	"      waiters: lk-waiter1/22096 400.2 ms, lk-waiter2/22097 401.9 ms\n"
+	"      held by: lk-holder/22095 in sleep_ms <- lk_hold_mutex <- holder\n"
+	"The threads still waiting when the recording ended (record -p of a hung\n"
+	"process; no option needed) come first, each with what it waits on and whom\n"
+	"for, followed as a chain; threads that wait on each other are a deadlock:\n"
+	"  deadlock: a/12 in f (stack: ...) waits on mutex m1 (app), held by b/13;\n"
+	"  b/13 in g (stack: ...) waits on mutex m2 (app), held by a/12\n"
+	"(one line); --fail-on-deadlock exits 3 then.\n"
+	"\n"
 	"Examples:\n"
 	"  offcpu report -i app.data\n"
 	"  offcpu report -i app.data --sort comm,tid\n"
@@ -168,7 +181,9 @@ static const char report_doc[] =
 	"  offcpu report -i app.data --folded | flamegraph.pl --countname=us > app.svg\n"
 	"  offcpu report -i app.data --svg app.svg --pprof app.pb.gz\n"
 	"  offcpu report -i app.data --perfetto app.pftrace   # then ui.perfetto.dev\n"
-	"  offcpu report -i app.data --timeline app.html      # open it offline";
+	"  offcpu report -i app.data --timeline app.html      # open it offline\n"
+	"  offcpu report -i app.data --locks                  # record --wait-objects\n"
+	"  offcpu report -i hung.data --fail-on-deadlock";
 
 static int parse_sort(struct text_opts *o, const char *arg)
 {

@@ -345,13 +345,19 @@ static uint32_t name_fd(const struct offcpu_wait_obj *ob, char *buf, size_t cap)
 	return kind;
 }
 
-/* Words at a futex that look like a locked glibc mutex of a live owner: a mutex, without symbols. */
+/* Words at a futex shaped like a locked glibc mutex: locked, an owner, a small kind. */
+static bool mutex_shaped(const struct offcpu_wait_raw *o)
+{
+	uint32_t lock = o->words[OFFCPU_GLIBC_MUTEX_LOCK];
+
+	return wait__mutex_owner(o) && (lock == 1 || lock == 2) &&
+	       o->words[OFFCPU_GLIBC_MUTEX_KIND] < 0x100;
+}
+
+/* ... whose owner is a thread of the process: a mutex, without symbols. */
 static bool looks_like_mutex(struct resolver *r, uint32_t pid, const struct offcpu_wait_raw *o)
 {
-	uint32_t lock = o->words[OFFCPU_GLIBC_MUTEX_LOCK], owner = wait__mutex_owner(o);
-
-	return owner && (lock == 1 || lock == 2) && o->words[OFFCPU_GLIBC_MUTEX_KIND] < 0x100 &&
-	       threads__pid_of(r->th, owner) == pid;
+	return mutex_shaped(o) && threads__pid_of(r->th, wait__mutex_owner(o)) == pid;
 }
 
 int waitobj__resolve(struct resolver *r, uint32_t pid, uint32_t tid,
@@ -395,7 +401,8 @@ int waitobj__resolve(struct resolver *r, uint32_t pid, uint32_t tid,
 	rs->wait_end = (o->flags & OFFCPU_WAIT_AT_END) ? o->end_time : 0;
 	/* the owner, from the words, of what the object is known to be by now */
 	kind = r->p->waits[rs->wait - 1].kind;
-	if (kind == WAIT_KIND_MUTEX && (o->flags & OFFCPU_WAIT_WORDS))
+	if ((kind == WAIT_KIND_MUTEX || (kind == WAIT_KIND_FUTEX && mutex_shaped(o))) &&
+	    (o->flags & OFFCPU_WAIT_WORDS))
 		hint = wait__mutex_owner(o) ?: (pi ? o->words[0] & FUTEX_TID_MASK : 0);
 	else if (kind == WAIT_KIND_JOIN && (o->flags & OFFCPU_WAIT_WORDS))
 		hint = o->words[0];

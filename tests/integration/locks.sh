@@ -16,64 +16,11 @@ record_locks() {
 	! grep FALLBACK rec.err || fail "a fallback was taken"
 }
 
-# truth LABEL: the sum of the workload's measured waits of LABEL, in ns
-truth() {
-	awk -v l="$1" '$1 == l { s += $3 } END { print s + 0 }' truth.txt
-}
-
-# truth_tid LABEL: the thread (or process) of LABEL
-truth_tid() {
-	awk -v l="$1" '$1 == l { print $2; exit }' truth.txt
-}
-
-# object_ms PATTERN: the ms of the --locks row (locks.txt) whose object matches PATTERN
-object_ms() {
-	P=$1 awk '/^  +[0-9.]+ +[0-9]+  / && $0 ~ ENVIRON["P"] { printf "%.0f\n", $1 * 1e6; exit }' locks.txt
-}
-
-# block PATTERN: the --locks row matching PATTERN and its detail lines
-block() {
-	P=$1 awk '/^  +[0-9.]+ +[0-9]+  / { on = ($0 ~ ENVIRON["P"]) } on' locks.txt
-}
-
-# check_row PATTERN LABEL: the row's time within 5% of the workload's waits of LABEL
-check_row() {
-	local got want
-	got=$(object_ms "$1")
-	want=$(truth "$2")
-	[ -n "$got" ] || { cat locks.txt; fail "no --locks row for $1"; }
-	within 5 "$got" "$want" || fail "$1: $((got / 1000000)) ms waited, the workload measured $((want / 1000000)) ms"
-	echo "  $1: $((got / 1000000)) ms, measured $((want / 1000000)) ms"
-}
-
-# the mutex by its symbol, 2 x HOLD_MS of waits, its waiters and its holder
-# with the function it held it in; the pipe's writer and the socket's server
+# report --locks of l.data, checked against the truth (locks_check, lib.sh)
 check_locks() {
-	local holder writer server port w1 w2 client
-	holder=$(truth_tid holder)
-	writer=$(truth_tid writer)
-	server=$(truth_tid server)
-	port=$(awk '$1 == "port" { print $4 }' truth.txt)
-	read -r w1 w2 < <(awk '$1 == "mutex_wait" { printf "%s ", $2 }' truth.txt)
-	client=$(truth_tid socket_wait)
 	"$OFFCPU" report -i l.data --locks >locks.txt 2>report.err || { cat report.err; fail "report --locks failed"; }
 	cat locks.txt
-	check_row ' mutex +lk_mutex \(locks\) at 0x' mutex_wait
-	# each waiter waited for the whole hold: 2 x 400 ms at least
-	[ "$(truth mutex_wait)" -ge 800000000 ] || fail "the workload's waiters waited less than 2 x 400 ms"
-	block ' mutex +lk_mutex ' >mutex.txt
-	grep -q "waiters: .*lk-waiter[12]/$w1 .*lk-waiter[12]/$w2 \|waiters: .*lk-waiter[12]/$w2 .*lk-waiter[12]/$w1 " mutex.txt ||
-		fail "the mutex's waiters are not both named"
-	grep -q "held by: lk-holder/$holder in .*lk_hold_mutex" mutex.txt ||
-		fail "the mutex's holder is not lk-holder/$holder in lk_hold_mutex"
-	check_row ' pipe +pipe:\[[0-9]+\]' pipe_wait
-	check_row " socket +TCP 127\.0\.0\.1:[0-9]+ -> 127\.0\.0\.1:$port" socket_wait
-	block " socket +TCP 127\.0\.0\.1:[0-9]+ -> 127\.0\.0\.1:$port" >socket.txt
-	grep -q "waiters: lk-client/$client " socket.txt || fail "the socket's waiter is not lk-client/$client"
-	grep -q "peer: lk-server/$server in .*lk_serve" socket.txt ||
-		fail "the socket's peer is not lk-server/$server in lk_serve"
-	block ' pipe +pipe:' >pipe.txt
-	echo "$writer" >writer.txt
+	locks_check truth.txt locks.txt
 }
 
 # with --wakers: the pipe's writer is who woke its reader, in lk_write_pipe
@@ -82,7 +29,7 @@ test_locks_ground_truth() {
 	check_locks
 	grep -q "peer: lk-writer/$(cat writer.txt) in .*lk_write_pipe" pipe.txt ||
 		fail "the pipe's peer is not lk-writer in lk_write_pipe"
-	note "mutex $(($(object_ms ' mutex +lk_mutex ') / 1000000)) ms (measured $(($(truth mutex_wait) / 1000000))), pipe $(($(object_ms ' pipe +pipe:') / 1000000)) ms, socket $(($(object_ms ' socket +TCP 127[^ ]* ->') / 1000000)) ms"
+	note "$locks_figures"
 }
 
 # without --wakers: the holder from its own wait while it held the mutex,
@@ -135,24 +82,13 @@ start_abba() {
 # with both threads, their stacks and both mutexes; the third thread's
 # chain into it; --fail-on-deadlock's exit status
 test_locks_deadlock() {
-	local a b c line
+	local b
 	start_abba
-	a=$(awk '$1 == "dl-alpha" { print $2 }' dl.txt)
 	b=$(awk '$1 == "dl-bravo" { print $2 }' dl.txt)
-	c=$(awk '$1 == "dl-charlie" { print $2 }' dl.txt)
 	"$OFFCPU" record -p "$abba" -d 1 -o d.data 2>rec.err || { cat rec.err; fail "record -p failed"; }
 	"$OFFCPU" report -i d.data >d.txt 2>d.err || { cat d.err; fail "report failed"; }
 	sed -n '1,/^$/p' d.txt
-	[ "$(grep -c '^deadlock:' d.txt)" = 1 ] || fail "not one deadlock: line"
-	line=$(grep '^deadlock:' d.txt)
-	for want in "dl-alpha/$a in dl_alpha_locks (stack: [^)]*dl_alpha_locks <- alpha" \
-		"dl-bravo/$b in dl_bravo_locks (stack: [^)]*dl_bravo_locks <- bravo" \
-		"dl-alpha/$a in [a-z_]* (stack: [^)]*) waits on mutex dl_mutex_b (abba), held by dl-bravo/$b" \
-		"dl-bravo/$b in [a-z_]* (stack: [^)]*) waits on mutex dl_mutex_a (abba), held by dl-alpha/$a"; do
-		grep -q "$want" <<<"$line" || fail "the deadlock line lacks: $want"
-	done
-	grep -q "^  waiting for it: dl-charlie/$c in dl_charlie_waits (stack: [^)]*dl_charlie_waits <- charlie[^)]*) waits on mutex dl_mutex_a (abba), held by dl-alpha/$a, in deadlock 1$" d.txt ||
-		fail "dl-charlie's chain into the deadlock is not shown"
+	deadlock_check dl.txt d.txt
 	"$OFFCPU" report -i d.data --fail-on-deadlock >/dev/null 2>fail.err
 	[ $? = 3 ] || { cat fail.err; fail "--fail-on-deadlock did not exit 3"; }
 	"$OFFCPU" report -i d.data --fail-on-deadlock --folded >/dev/null 2>&1
@@ -163,7 +99,7 @@ test_locks_deadlock() {
 		fail "--locks does not say the objects are only the iterators'"
 	grep -A3 ' mutex *dl_mutex_b (abba)' dl-locks.txt | grep -q "held by: dl-bravo/$b" ||
 		fail "--locks does not name dl_mutex_b's holder"
-	note "deadlock found between dl-alpha/$a and dl-bravo/$b, dl-charlie/$c waiting for it"
+	note "$deadlock_figures"
 }
 
 # no deadlock, no exit status: the locks workload's recording
