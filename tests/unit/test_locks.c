@@ -325,6 +325,16 @@ static void test_locks_session(void)
 	CHECK(strstr(dl, "  alpha/100    S  waiting in unit_lock_fn for 3.000 s: mutex unit_lock_b") !=
 	      NULL);
 	CHECK(hang__write(&l, NULL) == 1);
+	/* --json: each wait's row names its object */
+	free(text);
+	text = NULL;
+	len = 0;
+	f = open_memstream(&text, &len);
+	CHECK(json__write(&p, f) == 0);
+	fclose(f);
+	CHECK(strstr(text, "\"tid\": 100, ") && strstr(text, "\"object\": \"mutex unit_lock_b (unit"));
+	CHECK(strstr(text, "\"object\": \"pipe pipe:[555]\"") != NULL);
+	CHECK(strstr(text, "\"object\": null") != NULL); /* the orphan's wait */
 out:
 	free(text);
 	free(dl);
