@@ -587,8 +587,16 @@ static int load(struct loaded *l, const struct collector_opts *o, char *msg, siz
 		return err;
 	}
 	add_fallback(l, o->wakers || (o->state_mask & OFFCPU_STATE_MASK(OFFCPU_STATE_R)) ?
+				(o->wait_objects ?
+					 "raw_tp: tp_btf/sched_switch did not load, the kernel's helper "
+					 "walks user stacks, wakeups are not seen (no wakers, no run "
+					 "queue split), and no wait object is read" :
+					 "raw_tp: tp_btf/sched_switch did not load, the kernel's helper "
+					 "walks user stacks, and wakeups are not seen (no wakers, no run "
+					 "queue split)") :
+			     o->wait_objects ?
 				"raw_tp: tp_btf/sched_switch did not load, the kernel's helper walks user "
-				"stacks, and wakeups are not seen (no wakers, no run queue split)" :
+				"stacks, and no wait object is read" :
 				"raw_tp: tp_btf/sched_switch did not load, the kernel's helper walks user "
 				"stacks", why);
 	log_verified(l);

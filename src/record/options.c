@@ -455,6 +455,8 @@ int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdo
 		return INVALID("no target: give a command after --, or -p, -t, -a, -C or -G");
 	if (o->force_raw_tp && (o->stacks & STACKS_KERNEL))
 		return INVALID("--raw-tp records user stacks only");
+	if (o->force_raw_tp && o->wait_objects)
+		return INVALID("--raw-tp reads no wait objects: --wait-objects needs tp_btf");
 	if (o->switch_max_files && !switching)
 		return INVALID("--switch-max-files needs --switch-output");
 	if (o->threads && o->pipe_output)
