@@ -22,7 +22,7 @@ vm_run() {
 	# CPUs. A guest that stalls anyway (seen before boot.sh passed
 	# no_timer_check) is booted once more, and that is said.
 	for try in 1 2; do
-		"$ROOT/tests/vm/boot.sh" "$vmlinuz" initrd.gz console.log 120 2>boot.err; rc=$?
+		"$ROOT/tests/vm/boot.sh" "$vmlinuz" initrd.gz console.log 140 2>boot.err; rc=$?
 		[ $rc -eq 77 ] && skip "$(tail -n 1 boot.err)"
 		echo "guest ran for $((SECONDS - start)) s (QEMU exit $rc)"
 		grep -q "^@@done: " console.log && break

@@ -25,7 +25,8 @@ say kernel "$(uname -r)"
 say btf "$(ls -la /sys/kernel/btf/vmlinux 2>&1)"
 
 # 0. what the verifier processes of the switch program, per configuration
-for opts in "--stacks user" "--stacks both" "--stacks both --verify-stacks" "--raw-tp" "--wait-objects"; do
+# (--wait-objects: from section 5's recording)
+for opts in "--stacks user" "--stacks both" "--stacks both --verify-stacks" "--raw-tp"; do
 	n=$(offcpu record -v -q $opts -o v.data -- true 2>&1 |
 		sed -n 's/.*verified on_switch[a-z_]*: \([0-9]*\) instructions processed.*/\1/p')
 	say verifier "${n:-?} $opts"
@@ -92,8 +93,10 @@ emit why.err why.truth why.folded why.state
 
 # 5. what each wait waited on (a mutex, a pipe, a socket), and a deadlock
 # found by attaching to a hung process
-timeout 120 offcpu record --wait-objects --wakers -o locks.data -- /vm/locks -r locks.truth 2>locks.err
+timeout 120 offcpu record -v --wait-objects --wakers -o locks.data -- /vm/locks -r locks.truth 2>locks.err
 say locks.rc $?
+n=$(sed -n 's/.*verified on_switch: \([0-9]*\) instructions processed.*/\1/p' locks.err)
+say verifier "${n:-?} --wait-objects"
 offcpu report -i locks.data --locks >locks.txt 2>&1
 emit locks.err locks.truth locks.txt
 rm -f abba.txt
