@@ -52,7 +52,11 @@ struct {
 	__uint(max_entries, OFFCPU_WAIT_CNT_NR);
 } wait_counters SEC(".maps");
 
-/* Where an object is built, and the kernel structures it is read from. */
+/*
+ * Where an object is built, and the kernel structures it is read from: slot
+ * 0 for the switch program, 1 for the iterators, which can be preempted on
+ * their CPU, and the switch that preempts them may build an object too.
+ */
 #define WAIT_BUF 512
 struct wait_scratch {
 	struct offcpu_wait w;
@@ -63,7 +67,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct wait_scratch);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 } wait_scratch SEC(".maps");
 
 static __always_inline void wait_count(__u32 idx)
@@ -298,7 +302,7 @@ static __always_inline __u64 wait_object(struct task_struct *task, const struct 
 	struct pt_regs *regs;
 	struct file *f = NULL;
 	struct mm_struct *mm;
-	__u32 zero = 0;
+	__u32 slot = current ? 0 : 1;
 	__u64 nr, h, set = 0;
 	int fd = -1;
 
@@ -306,7 +310,7 @@ static __always_inline __u64 wait_object(struct task_struct *task, const struct 
 	mm = task->mm;
 	if (!mm || (task->flags & (PF_KTHREAD | PF_IO_WORKER | PF_USER_WORKER)))
 		return 0;
-	sc = bpf_map_lookup_elem(&wait_scratch, &zero);
+	sc = bpf_map_lookup_elem(&wait_scratch, &slot);
 	if (!sc)
 		return 0;
 	w = &sc->w;
