@@ -47,15 +47,6 @@ void locks__free(struct locks *l);
 /* The --locks table. Returns 0 or -errno. */
 int locks__write(const struct locks *l, FILE *f);
 
-/*
- * The holder of waits on object @wait by @owner (or, @owner 0, the thread at
- * its other end, by its waits on a peer object or its wakeups of the
- * waiters): the function it was in (a frame; UINT32_MAX: not known), and
- * the thread when @owner is 0 (*@who, *@who_pid; 0: none seen).
- */
-uint32_t locks__holder(const struct locks *l, uint32_t wait, uint32_t owner, uint64_t start,
-		       uint64_t end, uint32_t *who, uint32_t *who_comm);
-
 /* "fn <- caller <- its caller" from @stack's own frame (profile__own_frame()) outward. */
 const char *locks__where(const struct profile *p, uint32_t stack, char *buf, size_t cap);
 

@@ -300,7 +300,6 @@ static void test_locks_session(void)
 	f = open_memstream(&text, &len);
 	CHECK(locks__write(&l, f) == 0);
 	fclose(f);
-	fputs(text, stderr);
 	CHECK(strstr(text, "  3902.000        3  mutex      unit_lock_a (unit") != NULL);
 	CHECK(strstr(text, "waiters: bravo/101 2900.0 ms, charlie/102 1000.0 ms, delta/103 2.0 ms") !=
 	      NULL);
@@ -314,7 +313,6 @@ static void test_locks_session(void)
 	f = open_memstream(&dl, &len);
 	CHECK(hang__write(&l, f) == 1);
 	fclose(f);
-	fputs(dl, stderr);
 	CHECK(strstr(dl, "deadlock: alpha/100 in unit_lock_fn (stack: unit_lock_fn <- unit_lock_fn) "
 			 "waits on mutex unit_lock_b (unit") != NULL);
 	CHECK(strstr(dl, "held by bravo/101; bravo/101 in unit_lock_fn") != NULL);
@@ -325,6 +323,8 @@ static void test_locks_session(void)
 	CHECK(strstr(dl, "  alpha/100    S  waiting in unit_lock_fn for 3.000 s: mutex unit_lock_b") !=
 	      NULL);
 	CHECK(hang__write(&l, NULL) == 1);
+	if (unit_failures)
+		fprintf(stderr, "%s%s", text, dl);
 	/* --json: each wait's row names its object */
 	free(text);
 	text = NULL;
@@ -376,7 +376,8 @@ static void test_locks_owner_hint(void)
 	f = open_memstream(&text, &len);
 	CHECK(locks__write(&l, f) == 0);
 	fclose(f);
-	fputs(text, stderr);
+	if (!strstr(text, "held by: unknown"))
+		fputs(text, stderr);
 	CHECK(strstr(text, "held by: unknown (its memory names thread 4242, no thread of the "
 			   "process in the recording)") != NULL);
 	CHECK(hang__write(&l, NULL) == 0);
