@@ -6,7 +6,7 @@
  * and their period. Each binary becomes a mapping (with its build id), each
  * distinct function a Function, each frame a Location; samples are labelled
  * with thread name, pid and tid, and off-CPU ones with their state and waker
- * when the file has them. --states and --wakers give the stacks folded has
+ * when the file has them, and what they waited on ("object") where known. --states and --wakers give the stacks folded has
  * (profile__row_frames): their labels ([S], "--", a waker's name) are
  * Locations without a mapping.
  */
@@ -18,6 +18,7 @@
 #include <zlib.h>
 #include "pb.h"
 #include "profile.h"
+#include "waitobj.h"
 #include "../util/util.h"
 
 struct strs {
@@ -176,6 +177,14 @@ int pprof__write(const struct profile *p, int event, int fd)
 
 			pb_uint_nz(&sub2, 1, str_id(&s, "waker"));
 			pb_uint_nz(&sub2, 2, str_id(&s, profile__waker_text(p, r, buf, sizeof(buf))));
+			pb_msg(&sub, 3, &sub2);
+		}
+		/* what it waited on: a label of its own, only where known */
+		if (r->wait && ev->offcpu) {
+			char buf[600];
+
+			pb_uint_nz(&sub2, 1, str_id(&s, "object"));
+			pb_uint_nz(&sub2, 2, str_id(&s, waitobj__text(p, r->wait, buf, sizeof(buf))));
 			pb_msg(&sub, 3, &sub2);
 		}
 		pb_msg(&b, 2, &sub);

@@ -65,6 +65,14 @@ test_locks_sort_object_and_perf() {
 		fail "perf and offcpu report disagree on per-thread totals"
 	perf report -i l.data --stdio --sort comm 2>&1 | grep -q "of event 'offcpu-wait'" ||
 		fail "perf report does not show offcpu-wait"
+	# pprof: an object label, which go tool pprof reads
+	if command -v go >/dev/null; then
+		"$OFFCPU" report -i l.data --pprof l.pb.gz || fail "--pprof failed"
+		go tool pprof -tags l.pb.gz 2>/dev/null >tags.txt
+		sed -n '/object:/,/^$/p' tags.txt
+		grep -Eq '^ +[0-9.]+m?s \([ 0-9.]+%\): mutex lk_mutex \(locks\)$' tags.txt ||
+			fail "go tool pprof shows no object label of lk_mutex"
+	fi
 }
 
 # start_abba: the ABBA workload, deadlocked; its pid in $abba, its threads in dl.txt
