@@ -368,6 +368,7 @@ int waitobj__resolve(struct resolver *r, uint32_t pid, uint32_t tid,
 	uint32_t cmd = o->futex_op & FUTEX_CMD_MASK, hint = 0, kind;
 	bool pi = cmd == FUTEX_LOCK_PI || cmd == FUTEX_LOCK_PI2 || cmd == FUTEX_TRYLOCK_PI ||
 		  cmd == FUTEX_WAIT_REQUEUE_PI;
+	struct wait_id id;
 	char name[512];
 
 	if (o->kind == OFFCPU_WAIT_FUTEX) {
@@ -375,7 +376,12 @@ int waitobj__resolve(struct resolver *r, uint32_t pid, uint32_t tid,
 		if (w.kind == WAIT_KIND_FUTEX && (pi || looks_like_mutex(r, pid, o)))
 			w.kind = WAIT_KIND_MUTEX;
 		w.addr = o->addr;
-		name_address(r, pid, o, name, sizeof(name));
+		/* named once, at its first wait (the mappings then): a symbol lookup */
+		id = identity(&w);
+		if (hashmap__find(&r->p->wait_idx, &id, sizeof(id)))
+			name[0] = 0;
+		else
+			name_address(r, pid, o, name, sizeof(name));
 	} else if (o->kind == OFFCPU_WAIT_FD) {
 		w.kind = name_fd(ob, name, sizeof(name));
 		w.ino = o->ino;
