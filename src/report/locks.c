@@ -284,7 +284,7 @@ static uint32_t holder(const struct lk_ix *x, uint32_t wait, uint32_t owner, uin
 }
 
 /* "fn <- caller <- its caller" from a stack's own frame outward, into @buf. */
-const char *locks__where(const struct profile *p, uint32_t stack, char *buf, size_t cap)
+static const char *where_text(const struct profile *p, uint32_t stack, char *buf, size_t cap)
 {
 	uint32_t own = profile__own_frame(p, stack), nr, i, n = 0;
 	const uint32_t *fr;
@@ -406,7 +406,7 @@ static void print_holders(const struct lk_ix *x, uint32_t wait, FILE *f)
 		fprintf(f, "/%u", e->owner);
 		if (st != UINT32_MAX) {
 			fprintf(f, " in ");
-			fput_escaped(f, locks__where(l->p, st, where, sizeof(where)), 0);
+			fput_escaped(f, where_text(l->p, st, where, sizeof(where)), 0);
 		}
 		fputc('\n', f);
 	}
@@ -428,7 +428,7 @@ static void print_holders(const struct lk_ix *x, uint32_t wait, FILE *f)
 	fprintf(f, "/%u", who);
 	if (st != UINT32_MAX) {
 		fprintf(f, " in ");
-		fput_escaped(f, locks__where(l->p, st, where, sizeof(where)), 0);
+		fput_escaped(f, where_text(l->p, st, where, sizeof(where)), 0);
 	}
 	fputc('\n', f);
 }

@@ -47,11 +47,8 @@ void locks__free(struct locks *l);
 /* The --locks table. Returns 0 or -errno. */
 int locks__write(const struct locks *l, FILE *f);
 
-/* "fn <- caller <- its caller" from @stack's own frame (profile__own_frame()) outward. */
-const char *locks__where(const struct profile *p, uint32_t stack, char *buf, size_t cap);
-
-/* The hang view (hang.c): the threads still waiting at the end, their chains, the deadlocks.
- * Returns the number of deadlocks printed, or -errno. */
+/* The hang view (hang.c): the threads still waiting at the end, their chains, the deadlocks,
+ * on @f (NULL: only counted). Returns the number of deadlocks, or -errno. */
 int hang__write(const struct locks *l, FILE *f);
 /* Whether the recording has threads waiting at its end with their objects (the hang view). */
 bool hang__any(const struct locks *l);
