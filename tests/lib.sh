@@ -195,7 +195,7 @@ locks_row() {
 }
 
 # locks_check TRUTH LOCKS: the locks workload's truth against its report
-# --locks: the mutex by its symbol with 2 x HOLD_MS of waits (5%), its
+# --locks: the mutex by its symbol with the waiters' time (5%), its
 # waiters and its holder with the function it held it in; the pipe's and the
 # socket's waits (10%: the workload's clock also runs while the reader is
 # on a CPU around its one block, 17-26 ms more under a loaded QEMU guest)
@@ -210,9 +210,9 @@ locks_check() {
 	port=$(awk '$1 == "port" { print $4 }' "$locks_truth_file")
 	read -r w1 w2 < <(awk '$1 == "mutex_wait" { printf "%s ", $2 }' "$locks_truth_file")
 	client=$(locks_tid socket_wait)
+	# (the waiters' own clocks: about 2 x 400 ms, less when one runs late
+	# from the barrier, as in a loaded guest: 401.6 + 393.0 ms once)
 	locks_row ' mutex +lk_mutex \(locks\) at 0x' mutex_wait 5
-	# each waiter waited for the whole hold: 2 x 400 ms at least
-	[ "$(locks_truth mutex_wait)" -ge 800000000 ] || fail "the workload's waiters waited less than 2 x 400 ms"
 	locks_block ' mutex +lk_mutex ' >mutex.txt
 	grep -q "waiters: .*lk-waiter[12]/$w1 .*lk-waiter[12]/$w2 \|waiters: .*lk-waiter[12]/$w2 .*lk-waiter[12]/$w1 " mutex.txt ||
 		fail "the mutex's waiters are not both named"
