@@ -380,7 +380,7 @@ struct offcpu_unw_sample {
  */
 #define OFFCPU_PYFRAME_LO 0x0100000000000000ULL
 #define OFFCPU_PYFRAME_SIZE 16ULL
-#define OFFCPU_PYFRAME_MAX (1ULL << 24) /* ids */
+#define OFFCPU_PYFRAME_MAX (1ULL << 24) /* ids: of each process, its own address space */
 #define OFFCPU_PYFRAME_HI (OFFCPU_PYFRAME_LO + OFFCPU_PYFRAME_MAX * OFFCPU_PYFRAME_SIZE)
 #define OFFCPU_IS_PYFRAME(ip) ((ip) >= OFFCPU_PYFRAME_LO && (ip) < OFFCPU_PYFRAME_HI)
 #define OFFCPU_PYFRAME_OF(id) (OFFCPU_PYFRAME_LO + (__u64)(id) * OFFCPU_PYFRAME_SIZE)
@@ -436,16 +436,29 @@ enum offcpu_py_state {
 	OFFCPU_PY_311 = 2, /* CPython 3.11 */
 };
 
+/*
+ * Ids are the process's own (its frames' addresses are in its address space):
+ * the program hands out next_id + 1, next_id + 2, ... up to max_id, so that no
+ * process can use up another's; past max_id its code objects stay unnamed, and
+ * the one that went past it first is told (OFFCPU_PY_EV_CUT).
+ */
+#define OFFCPU_PY_IDS_MAX (1u << 17)
+_Static_assert(OFFCPU_PY_IDS_MAX < OFFCPU_PYFRAME_MAX, "ids fit the frames' range");
+
 struct offcpu_py_proc {
 	__u32 state; /* enum offcpu_py_state */
 	__u32 version; /* Py_Version */
 	__u64 tss_key; /* address of _PyRuntime's autoTSSkey */
 	__u64 slot; /* the program's: fsbase offset of the key's TSS data, once known; 0: not yet */
+	__u64 next_id; /* the last id handed out (the program adds to it: 64 bits for its atomic) */
+	__u32 max_id; /* the last it may hand out */
+	__u32 pad;
 };
 
 enum {
 	OFFCPU_PY_EV_PROC = 1, /* a process not seen yet: tgid */
 	OFFCPU_PY_EV_NAME = 2, /* a code object's name: tgid, id, code, lineno, names */
+	OFFCPU_PY_EV_CUT = 3, /* a process used its last id: tgid */
 };
 
 struct offcpu_py_event {
@@ -469,7 +482,7 @@ enum offcpu_py_counter {
 	OFFCPU_PY_CNT_FAULTS, /* walks cut by a read that faulted (memory paged out) */
 	OFFCPU_PY_CNT_NO_ROOM, /* walks cut: the stack was full, or the frame bound reached */
 	OFFCPU_PY_CNT_NAMES, /* code objects named */
-	OFFCPU_PY_CNT_NAME_LOST, /* code objects left unnamed: map or buffer full, ids used up */
+	OFFCPU_PY_CNT_NAME_LOST, /* code objects left unnamed: map or buffer full, its ids used up */
 	OFFCPU_PY_CNT_NR,
 };
 

@@ -83,9 +83,6 @@ struct {
 	__uint(max_entries, OFFCPU_PY_CNT_NR);
 } py_counters SEC(".maps");
 
-/* ids handed out so far (0 is the unnamed frame) */
-__u64 py_next_id;
-
 static __always_inline void py_count_n(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&py_counters, &idx);
@@ -135,20 +132,41 @@ static __always_inline void py_str(char *d, __u32 len, __u64 str)
 		bpf_probe_read_user_str(d, len, (void *)utf8);
 }
 
+/* Process @tgid handed out its last id: user space is told, once. */
+static __always_inline void py_tell_cut(__u32 tgid)
+{
+	struct offcpu_py_event *e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
+
+	if (!e)
+		return;
+	e->kind = OFFCPU_PY_EV_CUT;
+	e->tgid = tgid;
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* The id of the frame at instruction @lasti of code object @code of process
- * @tgid: named now on first sight, or 0 when it cannot be. */
+ * @tgid: named now on first sight (an id of the process's own), or 0 when it
+ * cannot be. */
 static __always_inline __u32 py_intern(struct py_code_key *k)
 {
 	struct offcpu_py_event *e;
-	__u64 *f, lt, len = 0;
+	struct offcpu_py_proc *p;
+	__u64 *f, lt, len = 0, next;
 	__u32 *v, id;
 
 	v = bpf_map_lookup_elem(&py_codes, k);
 	if (v)
 		return *v;
-	id = (__u32)__sync_fetch_and_add(&py_next_id, 1) + 1;
-	if (id >= OFFCPU_PYFRAME_MAX)
+	p = bpf_map_lookup_elem(&py_procs, &k->tgid);
+	if (!p)
 		goto lost;
+	next = __sync_fetch_and_add(&p->next_id, 1) + 1;
+	if (next > p->max_id) {
+		if (next == (__u64)p->max_id + 1)
+			py_tell_cut(k->tgid);
+		goto lost;
+	}
+	id = (__u32)next;
 	e = bpf_ringbuf_reserve(&py_events, sizeof(*e), 0);
 	if (!e)
 		goto lost;

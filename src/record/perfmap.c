@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include "perfmap.h"
 #include "synth.h"
@@ -17,7 +17,10 @@
 #include "../perfdata/queue.h"
 #include "../perfdata/sample.h"
 #include "../util/hashmap.h"
+#include "../util/objread.h"
+#include "../util/ranges.h"
 #include "../util/util.h"
+#include "../util/worker.h"
 
 /* messages name paths: one too long for its buffer is cut, on purpose */
 #if !defined(__clang__)
@@ -25,8 +28,9 @@
 #endif
 
 #define LINE_MAX_LEN 4096 /* a longer line is skipped */
-#define BACK_SCAN 8 /* entries before the found one looked at for an overlapping later one */
+#define PROC_MEM_MAX (PERFMAP_MEM_MAX / 4) /* what one process's map may hold */
 
+/* An entry of a map; its range is in the process's rangeset (a later one wins). */
 struct pm_entry {
 	uint64_t start;
 	uint32_t size;
@@ -36,43 +40,93 @@ struct pm_entry {
 	uint64_t written_at; /* that record's time */
 };
 
+enum { PM_NEW, PM_OPEN, PM_NONE, PM_REFUSED };
+
 struct pm_proc {
 	uint32_t tgid;
+	bool used, queued, gone;
+	uint8_t state;
 	int fd; /* -1: none (yet) */
-	bool refused; /* not read: unsafe, or over a bound */
-	uint64_t off; /* bytes read (whole lines) */
-	uint64_t looked_ns; /* the last look at its file */
-	struct pm_entry *e; /* in the file's order: a later entry wins where they overlap */
+	uint64_t off; /* bytes read (whole lines): the reader's */
+	uint64_t looked_ns; /* the last look asked for */
+	uint64_t gone_ns; /* its exit */
+	uint64_t asked, done; /* looks asked for, and done: tickets */
+	struct pm_entry *e; /* in the file's order */
 	size_t nr, cap;
-	uint32_t *sorted; /* indexes into e, by start, then by order */
-	size_t nr_sorted, cap_sorted;
+	struct rangeset ranges; /* value: the entry */
 	char *names;
 	size_t names_len, names_cap;
+	uint64_t bytes; /* the memory charged for it */
 };
 
 struct pending {
-	uint32_t proc, entry;
+	uint32_t slot, tgid, entry;
 };
 
 struct perfmap {
 	pthread_mutex_t lock;
-	struct hashmap procs; /* tgid -> 1 + index */
-	struct pm_proc *p;
-	size_t nr, cap;
+	pthread_cond_t work, served;
+	pthread_t thread;
+	bool running;
+	volatile int stop;
+	struct hashmap procs; /* tgid -> 1 + slot */
+	struct pm_proc *p; /* slots; a freed one is reused */
+	size_t nr, cap, live;
+	uint32_t *free_slots;
+	size_t nr_free, cap_free;
+	uint32_t *queue; /* slots the reader is asked to look at */
+	size_t q_head, q_len, q_cap;
+	uint64_t busy_since; /* when the reader's look began, 0 between looks */
+	size_t gone; /* exited processes not freed yet */
 	struct perfmap_stats st;
+};
+
+/* A piece of a map, parsed by the reader without the lock. */
+struct batch {
+	struct pm_entry *e;
+	size_t nr, cap;
+	char *names;
+	size_t names_len, names_cap;
+	uint64_t consumed; /* bytes of whole lines */
+	bool over; /* a bound was met: the map is read no further */
 };
 
 /* noted by this thread's last perfmap__name_frames() calls, for its flush */
 static __thread struct pending pend[2 * OFFCPU_MAX_STACK_DEPTH];
 static __thread size_t nr_pend;
 
+static void *run(void *arg);
+
 struct perfmap *perfmap__new(void)
 {
 	struct perfmap *pm = calloc(1, sizeof(*pm));
+	int err;
 
-	if (pm)
-		pthread_mutex_init(&pm->lock, NULL);
+	if (!pm)
+		return NULL;
+	pthread_mutex_init(&pm->lock, NULL);
+	pthread_cond_init(&pm->work, NULL);
+	pthread_cond_init(&pm->served, NULL);
+	err = worker__start(&pm->thread, run, pm);
+	if (err) {
+		perfmap__free(pm);
+		errno = -err;
+		return NULL;
+	}
+	pm->running = true;
 	return pm;
+}
+
+static void proc_release(struct perfmap *pm, struct pm_proc *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	rangeset__free(&p->ranges);
+	free(p->e);
+	free(p->names);
+	pm->st.bytes -= p->bytes;
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
 }
 
 void perfmap__free(struct perfmap *pm)
@@ -81,21 +135,23 @@ void perfmap__free(struct perfmap *pm)
 
 	if (!pm)
 		return;
-	if (pm->st.maps)
-		pr_info("perf maps: %llu read (%llu refused), %llu entries, %llu JIT frames named by "
-			"%llu records, %llu left out (over a bound)",
-			(unsigned long long)pm->st.maps, (unsigned long long)pm->st.refused,
-			(unsigned long long)pm->st.entries, (unsigned long long)pm->st.frames,
-			(unsigned long long)pm->st.named, (unsigned long long)pm->st.over);
-	for (i = 0; i < pm->nr; i++) {
-		if (pm->p[i].fd >= 0)
-			close(pm->p[i].fd);
-		free(pm->p[i].e);
-		free(pm->p[i].sorted);
-		free(pm->p[i].names);
+	if (pm->running) {
+		pthread_mutex_lock(&pm->lock);
+		pm->stop = 1;
+		pthread_cond_broadcast(&pm->work);
+		pthread_mutex_unlock(&pm->lock);
+		if (!worker__join_within(pm->thread, PERFMAP_STOP_MS, "the perf map reader"))
+			return; /* it keeps what it uses, until the process exits */
 	}
+	for (i = 0; i < pm->nr; i++)
+		if (pm->p[i].used)
+			proc_release(pm, &pm->p[i]);
 	free(pm->p);
+	free(pm->free_slots);
+	free(pm->queue);
 	hashmap__free(&pm->procs);
+	pthread_cond_destroy(&pm->work);
+	pthread_cond_destroy(&pm->served);
 	pthread_mutex_destroy(&pm->lock);
 	free(pm);
 }
@@ -131,131 +187,54 @@ static int ns_pid(int tgid)
 }
 
 /*
- * Open process @tgid's map safely: /proc/PID/root/tmp/perf-NSPID.map, no
- * symbolic link followed (tmp and the file itself), a regular file owned by
- * the process's user (the owner of /proc/PID), reopened from the descriptor
- * that was checked. Returns a descriptor, -ENOENT when there is none, or
- * -EPERM when it is refused.
+ * Open process @tgid's map: /proc/PID/root/tmp/perf-NSPID.map, walked with no
+ * link followed and every mount checked (objread.h), a regular file owned by
+ * the process's user (the owner of /proc/PID). Returns a descriptor, -ENOENT
+ * when there is none, -ESRCH when the process is gone, or another -errno
+ * when it is refused (-EPERM: not its user's regular file).
  */
-/*
- * Is process @tgid's /tmp (or its root, where /tmp is no mount of its own)
- * served by FUSE? Its server is a process, which a user can make never
- * answer (in a user namespace of their own), and the map is read on the
- * recording's path: such a file is not opened at all. Read from the
- * process's mountinfo, which procfs makes without asking any filesystem.
- * Returns 1 (FUSE, or more mounts than are read), 0, or -ENOENT (gone).
- */
-#define MOUNTINFO_LINES_MAX 100000
-static int tmp_on_fuse(int tgid)
-{
-	char path[64], line[4096];
-	bool fuse = true, tmp_seen = false;
-	unsigned n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/mountinfo", tgid);
-	f = fopen(path, "re");
-	if (!f)
-		return -ENOENT;
-	/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS] - FSTYPE ...": the last
-	 * mount on /tmp, else on /, is the one a path under /tmp reaches */
-	while (fgets(line, sizeof(line), f) && n++ < MOUNTINFO_LINES_MAX) {
-		char mnt[4096], *sep = strstr(line, " - ");
-		bool is_tmp;
-
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
-			continue;
-		is_tmp = !strcmp(mnt, "/tmp");
-		if (!is_tmp && (strcmp(mnt, "/") || tmp_seen))
-			continue;
-		tmp_seen |= is_tmp;
-		fuse = !strncmp(sep + 3, "fuse", 4);
-	}
-	if (n > MOUNTINFO_LINES_MAX)
-		fuse = true;
-	fclose(f);
-	return fuse;
-}
-
 static int open_map(int tgid)
 {
-	struct stat pst, st, st2;
+	struct stat pst, st;
 	char path[96];
-	int root = -1, tmp = -1, lnk = -1, fd = -1, err;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d", tgid);
 	if (stat(path, &pst))
-		return -ENOENT;
-	err = tmp_on_fuse(tgid);
-	if (err)
-		return err < 0 ? err : -EXDEV;
-	snprintf(path, sizeof(path), "/proc/%d/root", tgid);
-	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return -ENOENT;
-	tmp = openat(root, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	err = tmp < 0 ? (errno == ENOENT ? -ENOENT : -EPERM) : 0;
-	if (!err) {
-		snprintf(path, sizeof(path), "perf-%d.map", ns_pid(tgid));
-		/* O_PATH: no open of a device's driver, no wait for a fifo */
-		lnk = openat(tmp, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		err = lnk < 0 ? -ENOENT : fstat(lnk, &st) ? -ENOENT : 0;
-	}
-	if (!err && (!S_ISREG(st.st_mode) || st.st_uid != pst.st_uid))
-		err = -EPERM;
-	if (!err) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", lnk);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0 || fstat(fd, &st2) || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev)
-			err = -EPERM;
-	}
-	if (lnk >= 0)
-		close(lnk);
-	if (tmp >= 0)
-		close(tmp);
-	close(root);
-	if (err && fd >= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", tgid, ns_pid(tgid));
+	fd = objread_open_flags(path, &st, OBJREAD_NO_LINKS);
+	if (fd == -EINVAL || fd == -ELOOP)
+		return -EPERM; /* a fifo, a device, a link: not a map */
+	if (fd == -ESRCH || fd == -ENOENT || fd == -ENOTDIR)
+		return fd == -ENOTDIR ? -ENOENT : fd;
+	if (fd >= 0 && st.st_uid != pst.st_uid) {
 		close(fd);
-	return err ? err : fd;
-}
-
-/* The process of @tgid, added if new; NULL over the bound (under the lock). */
-static struct pm_proc *proc_of(struct perfmap *pm, uint32_t tgid, size_t *idx)
-{
-	uint64_t *v = hashmap__find(&pm->procs, &tgid, sizeof(tgid));
-	int created;
-
-	if (!v) {
-		if (pm->nr >= PERFMAP_PROCS_MAX) {
-			pm->st.over++; /* (once per sample of such a process) */
-			return NULL;
-		}
-		if (grow_array((void **)&pm->p, &pm->cap, pm->nr + 1, sizeof(*pm->p)))
-			return NULL;
-		v = hashmap__upsert(&pm->procs, &tgid, sizeof(tgid), &created);
-		if (!v)
-			return NULL;
-		pm->p[pm->nr] = (struct pm_proc){ .tgid = tgid, .fd = -1 };
-		*v = ++pm->nr;
+		return -EPERM;
 	}
-	*idx = *v - 1;
-	return &pm->p[*v - 1];
+	return fd;
 }
 
-static struct pm_proc *sort_proc; /* qsort's context (under the lock) */
-
-static int by_start(const void *a, const void *b)
+/* Room for @need elements of @elem bytes, growing by a quarter: the memory is charged. */
+static int grow_to(void **p, size_t *cap, size_t need, size_t elem)
 {
-	const struct pm_entry *x = &sort_proc->e[*(const uint32_t *)a],
-			      *y = &sort_proc->e[*(const uint32_t *)b];
+	size_t n = *cap + *cap / 4;
+	void *q;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+	if (need <= *cap)
+		return 0;
+	if (n < need)
+		n = need;
+	q = realloc(*p, n * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
 }
 
-/* One "START SIZE NAME" line into @p's entries; false past a bound. */
-static bool add_line(struct perfmap *pm, struct pm_proc *p, char *line, size_t len)
+/* One "START SIZE NAME" line into @b; false past a bound. */
+static bool parse_line(struct batch *b, char *line, size_t len)
 {
 	unsigned long long start, size;
 	char *end, *name;
@@ -273,116 +252,336 @@ static bool add_line(struct perfmap *pm, struct pm_proc *p, char *line, size_t l
 	nlen = strlen(name);
 	if (nlen && name[nlen - 1] == '\r')
 		name[--nlen] = 0;
-	if (p->nr >= PERFMAP_ENTRIES_MAX || p->names_len + nlen + 1 > PERFMAP_NAMES_MAX) {
-		pm->st.over++;
+	if (grow_to((void **)&b->e, &b->cap, b->nr + 1, sizeof(*b->e)) ||
+	    grow_to((void **)&b->names, &b->names_cap, b->names_len + nlen + 1, 1))
 		return false;
-	}
-	if (grow_array((void **)&p->e, &p->cap, p->nr + 1, sizeof(*p->e)) ||
-	    grow_array((void **)&p->names, &p->names_cap, p->names_len + nlen + 1, 1))
-		return false;
-	memcpy(p->names + p->names_len, name, nlen + 1);
-	p->e[p->nr++] = (struct pm_entry){ .start = start, .size = (uint32_t)size,
-					   .name = (uint32_t)p->names_len };
-	p->names_len += nlen + 1;
-	pm->st.entries++;
+	memcpy(b->names + b->names_len, name, nlen + 1);
+	b->e[b->nr++] = (struct pm_entry){ .start = start, .size = (uint32_t)size,
+					   .name = (uint32_t)b->names_len };
+	b->names_len += nlen + 1;
 	return true;
 }
 
-/* Read what @p's map gained since the last look (whole lines, a bounded piece). */
-static void read_more(struct perfmap *pm, struct pm_proc *p)
+/* Read what the map at @fd gained past @off (whole lines, a bounded piece) into @b;
+ * stopped where *@stop is set (the recording ends). */
+static void read_piece(int fd, uint64_t off, struct batch *b, volatile int *stop)
 {
-	size_t old, i;
-	struct stat st;
 	char *buf;
 	ssize_t n;
+	size_t at = 0, i;
 
-	if (p->fd < 0 || fstat(p->fd, &st))
-		return;
-	if ((uint64_t)st.st_size < p->off) {
-		/* written anew (its pid reused by another JIT process): from the start */
-		p->nr = p->nr_sorted = p->names_len = 0;
-		p->off = 0;
-	}
-	old = p->nr;
-	if ((uint64_t)st.st_size <= p->off)
-		return;
-	if (p->off >= PERFMAP_FILE_MAX) {
-		pm->st.over++;
-		p->refused = true;
+	if (off >= PERFMAP_FILE_MAX) {
+		b->over = true;
 		return;
 	}
 	buf = malloc(PERFMAP_READ_MAX + 1);
 	if (!buf)
 		return;
-	n = pread(p->fd, buf, PERFMAP_READ_MAX, (off_t)p->off);
-	if (n > 0) {
-		size_t at = 0;
-
-		for (i = 0; i < (size_t)n; i++) {
-			if (buf[i] != '\n')
-				continue;
-			/* a line too long to be an entry is skipped whole */
-			if (i - at < LINE_MAX_LEN && !add_line(pm, p, buf + at, i - at)) {
-				p->refused = true; /* over a bound: what was read stays */
-				break;
-			}
-			at = i + 1;
+	n = pread(fd, buf, PERFMAP_READ_MAX, (off_t)off);
+	for (i = 0; n > 0 && i < (size_t)n; i++) {
+		if (buf[i] != '\n')
+			continue;
+		if (!(b->nr & 0xffff) && *stop)
+			break;
+		/* a line too long to be an entry is skipped whole */
+		if (i - at < LINE_MAX_LEN && !parse_line(b, buf + at, i - at)) {
+			b->over = true;
+			break;
 		}
-		/* a line longer than a whole read is no entry: skip what was read */
-		if (!at && (size_t)n == PERFMAP_READ_MAX)
-			at = (size_t)n;
-		p->off += at; /* a partial last line is read again, whole, next time */
+		at = i + 1;
 	}
+	/* a line longer than a whole read is no entry: skip what was read */
+	if (n > 0 && !at && (size_t)n == PERFMAP_READ_MAX)
+		at = (size_t)n;
+	b->consumed = at; /* a partial last line is read again, whole, next time */
 	free(buf);
-	if (p->nr == old)
-		return;
-	if (grow_array((void **)&p->sorted, &p->cap_sorted, p->nr, sizeof(*p->sorted)))
-		return;
-	for (i = old; i < p->nr; i++)
-		p->sorted[i] = (uint32_t)i;
-	p->nr_sorted = p->nr;
-	sort_proc = p;
-	qsort(p->sorted, p->nr_sorted, sizeof(*p->sorted), by_start);
 }
 
-/* Open @p's map if not yet (at most every PERFMAP_RETRY_MS), read what it gained. */
-static void look(struct perfmap *pm, struct pm_proc *p, uint64_t now)
+static uint64_t proc_bytes(const struct pm_proc *p)
 {
-	if (p->refused)
-		return;
-	if (p->looked_ns &&
-	    now - p->looked_ns < (p->fd < 0 ? PERFMAP_RETRY_MS : PERFMAP_REFRESH_MS) * 1000000ULL)
-		return;
-	p->looked_ns = now;
-	if (p->fd < 0) {
-		int fd = open_map((int)p->tgid);
+	return p->cap * sizeof(*p->e) + p->names_cap + rangeset__bytes(&p->ranges);
+}
 
-		if (fd == -EPERM || fd == -EXDEV) {
-			p->refused = true;
-			pm->st.refused++;
-			pr_info("perf map of process %u not read: %s", p->tgid,
-				fd == -EPERM ? "not a regular file of its user" :
-					       "its /tmp is on FUSE, which may never answer");
-		}
-		if (fd < 0)
-			return;
-		p->fd = fd;
-		pm->st.maps++;
+/*
+ * Add @b's entries to @p (under the lock), as many as its share and the
+ * total allow; false when a bound cut it.
+ */
+/* A capacity after grow_to() made room for @need in @cap. */
+static size_t grown(size_t cap, size_t need)
+{
+	return need <= cap ? cap : need > cap + cap / 4 ? need : cap + cap / 4;
+}
+
+/* What @p holds at most once @n more entries with @names bytes of names are added. */
+static uint64_t bytes_after(const struct pm_proc *p, size_t n, size_t names)
+{
+	size_t r = rangeset__len(&p->ranges) + n;
+
+	/* the rangeset's arrays double as they grow: twice what it holds, at most */
+	return grown(p->cap, p->nr + n) * sizeof(*p->e) +
+	       grown(p->names_cap, p->names_len + names) +
+	       ((uint64_t)r * 2 + 16) * (sizeof(struct range) + sizeof(struct range_run)) +
+	       (uint64_t)r * sizeof(uint32_t);
+}
+
+static bool append(struct perfmap *pm, struct pm_proc *p, struct batch *b)
+{
+	uint64_t before = p->bytes, room_all, room_proc, need;
+	size_t n = b->nr, i, names;
+
+	if (!n)
+		return true;
+	/* what fits: entries come in the file's order, a prefix of them is kept */
+	room_all = PERFMAP_MEM_MAX > pm->st.bytes ? PERFMAP_MEM_MAX - pm->st.bytes : 0;
+	room_proc = PROC_MEM_MAX > p->bytes ? PROC_MEM_MAX - p->bytes : 0;
+	for (;;) {
+		names = n == b->nr ? b->names_len : b->e[n].name;
+		need = bytes_after(p, n, names) - p->bytes;
+		if ((need <= room_all && need <= room_proc) || !n)
+			break;
+		n = n / 2;
 	}
-	read_more(pm, p);
+	if (n < b->nr)
+		pm->st.over += b->nr - n;
+	if (!n || grow_to((void **)&p->e, &p->cap, p->nr + n, sizeof(*p->e)) ||
+	    grow_to((void **)&p->names, &p->names_cap, p->names_len + names, 1))
+		return false;
+	memcpy(p->names + p->names_len, b->names, names);
+	for (i = 0; i < n; i++) {
+		p->e[p->nr] = b->e[i];
+		p->e[p->nr].name += (uint32_t)p->names_len;
+		if (rangeset__add(&p->ranges, b->e[i].start, b->e[i].size, (uint32_t)p->nr))
+			break;
+		p->nr++;
+	}
+	p->names_len += names;
+	pm->st.entries += i;
+	p->bytes = proc_bytes(p);
+	pm->st.bytes += p->bytes - before;
+	if (pm->st.bytes > pm->st.bytes_peak)
+		pm->st.bytes_peak = pm->st.bytes;
+	return n == b->nr && i == n;
+}
+
+/* Forget what @p read (its map was written anew): its memory given back. */
+static void proc_reset(struct perfmap *pm, struct pm_proc *p)
+{
+	rangeset__free(&p->ranges);
+	p->nr = p->names_len = 0;
+	p->off = 0;
+	pm->st.bytes -= p->bytes;
+	p->bytes = proc_bytes(p);
+	pm->st.bytes += p->bytes;
+}
+
+static void note_refused(struct perfmap *pm, struct pm_proc *p, int err)
+{
+	p->state = PM_REFUSED;
+	if (!pm->st.refused++) {
+		pm->st.first_refused = p->tgid;
+		pm->st.first_refused_err = err;
+	}
+	pr_info("perf map of process %u not read: %s", p->tgid,
+		err == -EPERM ? "not a regular file of its user" : objread_why(err));
+}
+
+/* Look at slot @slot's map: open it if not yet, read what it gained. Under the lock, which it
+ * drops while it reads. */
+static void look(struct perfmap *pm, uint32_t slot)
+{
+	struct pm_proc *p = &pm->p[slot];
+	struct batch b = { 0 };
+	uint64_t ticket = p->asked, off = p->off;
+	uint32_t tgid = p->tgid;
+	int fd = p->fd, opened = 0;
+	struct stat st;
+	bool anew = false;
+
+	p->queued = false;
+	if (p->state == PM_REFUSED || p->gone) {
+		p->done = ticket;
+		return;
+	}
+	pm->busy_since = now_ns();
+	pthread_mutex_unlock(&pm->lock);
+	if (fd < 0) {
+		opened = open_map((int)tgid);
+		fd = opened;
+	}
+	if (fd >= 0 && !fstat(fd, &st)) {
+		/* written anew (its pid reused by another JIT process): from the start */
+		anew = (uint64_t)st.st_size < off;
+		if (anew)
+			off = 0;
+		if ((uint64_t)st.st_size > off)
+			read_piece(fd, off, &b, &pm->stop);
+	}
+	pthread_mutex_lock(&pm->lock);
+	p = &pm->p[slot];
+	if (opened >= 0 && p->fd < 0 && fd >= 0) {
+		p->fd = fd;
+		p->state = PM_OPEN;
+		pm->st.maps++;
+	} else if (opened < 0) {
+		if (opened == -ESRCH) {
+			p->state = PM_NONE;
+			p->gone = true; /* freed after the grace, as an exit */
+			p->gone_ns = now_ns();
+			pm->gone++;
+		} else if (opened == -ENOENT) {
+			p->state = PM_NONE;
+		} else {
+			note_refused(pm, p, opened);
+		}
+	}
+	if (anew)
+		proc_reset(pm, p);
+	if (!append(pm, p, &b) || b.over) {
+		if (!pm->st.cut++)
+			pm->st.first_cut = p->tgid;
+		p->state = PM_REFUSED; /* what was read stays */
+	}
+	p->off = off + b.consumed;
+	p->done = ticket;
+	pm->busy_since = 0;
+	pthread_cond_broadcast(&pm->served);
+	free(b.e);
+	free(b.names);
+}
+
+/* Free the processes that exited PERFMAP_GONE_MS ago and more (under the lock). */
+static void collect(struct perfmap *pm)
+{
+	uint64_t now = now_ns();
+	size_t i;
+
+	for (i = 0; i < pm->nr && pm->gone; i++) {
+		struct pm_proc *p = &pm->p[i];
+
+		if (!p->used || !p->gone || p->queued ||
+		    now - p->gone_ns < PERFMAP_GONE_MS * 1000000ULL)
+			continue;
+		hashmap__remove(&pm->procs, &p->tgid, sizeof(p->tgid));
+		proc_release(pm, p);
+		pm->gone--;
+		pm->live--;
+		pm->st.freed++;
+		if (!grow_array((void **)&pm->free_slots, &pm->cap_free, pm->nr_free + 1,
+				sizeof(*pm->free_slots)))
+			pm->free_slots[pm->nr_free++] = (uint32_t)i;
+	}
+}
+
+static void *run(void *arg)
+{
+	struct perfmap *pm = arg;
+
+	pthread_mutex_lock(&pm->lock);
+	while (!pm->stop) {
+		struct timespec until;
+
+		if (pm->q_len) {
+			uint32_t slot = pm->queue[pm->q_head++];
+
+			if (pm->q_head == pm->q_len)
+				pm->q_head = pm->q_len = 0;
+			look(pm, slot);
+			continue;
+		}
+		collect(pm);
+		until = worker__deadline(1000);
+		pthread_cond_timedwait(&pm->work, &pm->lock, &until);
+	}
+	pthread_mutex_unlock(&pm->lock);
+	return NULL;
+}
+
+/* The slot of process @tgid, added if new; -1 over the bound (under the lock). */
+static long proc_of(struct perfmap *pm, uint32_t tgid)
+{
+	uint64_t *v = hashmap__find(&pm->procs, &tgid, sizeof(tgid));
+	uint32_t slot;
+	int created;
+
+	if (v)
+		return (long)*v - 1;
+	if (pm->live >= PERFMAP_PROCS_MAX) {
+		pm->st.over++; /* (once per sample of such a process) */
+		return -1;
+	}
+	if (pm->nr_free) {
+		slot = pm->free_slots[--pm->nr_free];
+	} else {
+		if (grow_array((void **)&pm->p, &pm->cap, pm->nr + 1, sizeof(*pm->p)))
+			return -1;
+		slot = (uint32_t)pm->nr++;
+	}
+	v = hashmap__upsert(&pm->procs, &tgid, sizeof(tgid), &created);
+	if (!v) {
+		if (grow_array((void **)&pm->free_slots, &pm->cap_free, pm->nr_free + 1,
+			       sizeof(*pm->free_slots)) == 0)
+			pm->free_slots[pm->nr_free++] = slot;
+		return -1;
+	}
+	pm->p[slot] = (struct pm_proc){ .tgid = tgid, .used = true, .fd = -1 };
+	pm->live++;
+	*v = (uint64_t)slot + 1;
+	return slot;
+}
+
+/*
+ * Ask the reader to look at slot @slot's map (at most every PERFMAP_REFRESH_MS,
+ * PERFMAP_RETRY_MS while it has none); with @wait, wait for that look
+ * PERFMAP_WAIT_MS at most. Under the lock. Returns whether a look was done.
+ */
+static bool ask(struct perfmap *pm, uint32_t slot, bool wait)
+{
+	struct pm_proc *p = &pm->p[slot];
+	uint64_t now = now_ns(), ticket;
+	struct timespec until;
+
+	if (p->state == PM_REFUSED || p->gone)
+		return false;
+	if (p->looked_ns && now - p->looked_ns < (p->state == PM_OPEN ? PERFMAP_REFRESH_MS :
+						  PERFMAP_RETRY_MS) * 1000000ULL)
+		return false;
+	p->looked_ns = now;
+	ticket = ++p->asked;
+	if (!p->queued) {
+		if (grow_array((void **)&pm->queue, &pm->q_cap, pm->q_len + 1, sizeof(*pm->queue)))
+			return false;
+		pm->queue[pm->q_len++] = slot;
+		p->queued = true;
+	}
+	pthread_cond_signal(&pm->work);
+	if (!wait || !pm->running)
+		return false;
+	/* waited for only when the reader has nothing else to do: a reader busy
+	 * with other maps (or stuck) costs the samples their names, never time */
+	if (pm->busy_since || pm->q_len - pm->q_head > 1) {
+		pm->st.waits_missed++;
+		return false;
+	}
+	pm->st.waits++;
+	until = worker__deadline(PERFMAP_WAIT_MS);
+	while (pm->p[slot].done < ticket)
+		if (pthread_cond_timedwait(&pm->served, &pm->lock, &until)) {
+			pm->st.waits_missed++;
+			return false;
+		}
+	return true;
 }
 
 void perfmap__process(struct perfmap *pm, int tgid)
 {
-	struct pm_proc *p;
-	size_t idx;
+	long slot;
 
 	if (!pm || tgid <= 0)
 		return;
 	pthread_mutex_lock(&pm->lock);
-	p = proc_of(pm, (uint32_t)tgid, &idx);
-	if (p)
-		look(pm, p, now_ns());
+	slot = proc_of(pm, (uint32_t)tgid);
+	if (slot >= 0)
+		ask(pm, (uint32_t)slot, false);
 	pthread_mutex_unlock(&pm->lock);
 }
 
@@ -391,63 +590,62 @@ void perfmap__process_cb(void *pm, int tgid)
 	perfmap__process(pm, tgid);
 }
 
+void perfmap__exit(struct perfmap *pm, int tgid)
+{
+	uint64_t *v;
+
+	if (!pm || tgid <= 0)
+		return;
+	pthread_mutex_lock(&pm->lock);
+	v = hashmap__find(&pm->procs, &(uint32_t){ (uint32_t)tgid }, sizeof(uint32_t));
+	if (v && !pm->p[*v - 1].gone) {
+		pm->p[*v - 1].gone = true;
+		pm->p[*v - 1].gone_ns = now_ns();
+		pm->gone++;
+	}
+	pthread_mutex_unlock(&pm->lock);
+}
+
 /* The entry holding @ip (the latest where entries overlap), or -1. */
 static long find(const struct pm_proc *p, uint64_t ip)
 {
-	size_t lo = 0, hi = p->nr_sorted, k;
-	long best = -1;
+	uint32_t e;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->e[p->sorted[mid]].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (k = 0; k < BACK_SCAN && lo > k; k++) {
-		uint32_t i = p->sorted[lo - 1 - k];
-
-		if (ip - p->e[i].start < p->e[i].size && (best < 0 || i > (uint32_t)best))
-			best = i;
-	}
-	return best;
+	return rangeset__find(&p->ranges, ip, &e) ? (long)e : -1;
 }
 
 void perfmap__name_frames(struct perfmap *pm, uint32_t tgid, const uint64_t *uips, uint32_t nu)
 {
-	struct pm_proc *p;
-	uint64_t now = 0;
-	size_t idx, k;
+	bool asked = false;
+	long slot, e;
+	size_t k;
 	uint32_t i;
 
 	if (!pm || !nu)
 		return;
 	pthread_mutex_lock(&pm->lock);
-	p = proc_of(pm, tgid, &idx);
-	for (i = 0; p && i < nu && nr_pend < ARRAY_SIZE(pend); i++) {
+	slot = proc_of(pm, tgid);
+	for (i = 0; slot >= 0 && i < nu && nr_pend < ARRAY_SIZE(pend); i++) {
 		uint64_t ip = uips[i];
-		long e;
 
 		if (ip < 4096 || ip >= (1ULL << 56))
 			continue; /* a mark, a deferral, a Python frame */
 		/* a caller's frame is its return address: the call is before it */
-		e = find(p, i ? ip - 1 : ip);
-		if (e < 0) {
-			/* perhaps new code: the map may have grown since */
-			if (!now)
-				now = now_ns();
-			look(pm, p, now);
-			e = find(p, i ? ip - 1 : ip);
+		e = find(&pm->p[slot], i ? ip - 1 : ip);
+		/* perhaps new code: the map may have grown since (one look a sample) */
+		if (e < 0 && !asked) {
+			asked = true;
+			if (ask(pm, (uint32_t)slot, true))
+				e = find(&pm->p[slot], i ? ip - 1 : ip);
 		}
 		if (e < 0)
 			continue;
 		pm->st.frames++;
 		for (k = 0; k < nr_pend; k++)
-			if (pend[k].proc == idx && pend[k].entry == (uint32_t)e)
+			if (pend[k].slot == slot && pend[k].entry == (uint32_t)e)
 				break;
 		if (k == nr_pend)
-			pend[nr_pend++] = (struct pending){ (uint32_t)idx, (uint32_t)e };
+			pend[nr_pend++] = (struct pending){ (uint32_t)slot, tgid, (uint32_t)e };
 	}
 	pthread_mutex_unlock(&pm->lock);
 }
@@ -466,10 +664,14 @@ int perfmap__flush(struct perfmap *pm, struct perf_queue *q, uint64_t sideband_i
 		return 0;
 	pthread_mutex_lock(&pm->lock);
 	for (i = 0; i < nr_pend && !err; i++) {
-		struct pm_proc *p = &pm->p[pend[i].proc];
-		struct pm_entry *e = pend[i].entry < p->nr ? &p->e[pend[i].entry] : NULL;
+		struct pm_proc *p = pend[i].slot < pm->nr ? &pm->p[pend[i].slot] : NULL;
+		struct pm_entry *e;
 
-		if (!e || (e->written == gen + 1 && e->written_at <= time))
+		/* freed and reused since it was noted: nothing of it */
+		if (!p || !p->used || p->tgid != pend[i].tgid || pend[i].entry >= p->nr)
+			continue;
+		e = &p->e[pend[i].entry];
+		if (e->written == gen + 1 && e->written_at <= time)
 			continue;
 		e->written = (uint32_t)gen + 1;
 		e->written_at = time;

@@ -11,12 +11,23 @@
  *
  * - The file is another user's, in a world-writable directory: it is opened
  *   through /proc/PID/root (the process's own /tmp and pid, NSpid, in
- *   another pid namespace too) without following a symbolic link, and read
- *   only if it is a regular file owned by the process's user.
- * - It is read as it grows, a bounded piece at a time, at most every
- *   PERFMAP_REFRESH_MS per process; entries and names are bounded per
- *   process, and processes in number: past a bound, frames stay unnamed,
- *   counted.
+ *   another pid namespace too) with no symbolic link followed and every
+ *   mount checked before it is asked anything (objread_open(), mounts.h:
+ *   never a file system a user serves), and read only if it is a regular
+ *   file owned by the process's user.
+ * - A thread of its own opens and reads the maps, never the thread that
+ *   encodes a sample: that one looks up what was read, asks the reader to
+ *   look again when a frame is in no entry (at most every
+ *   PERFMAP_REFRESH_MS per process), and waits for it PERFMAP_WAIT_MS at
+ *   most, and only when the reader had nothing else to do: a reader busy
+ *   with other maps, or stuck, costs samples their names, never time. The
+ *   reader is left behind at the end if it does not stop within
+ *   PERFMAP_STOP_MS.
+ * - A map is read as it grows, a bounded piece at a time, into sorted runs
+ *   merged as they grow (no sort of the whole map at each look). Memory is
+ *   bounded in all (PERFMAP_MEM_MAX) and per process (a quarter of it), and
+ *   freed PERFMAP_GONE_MS after the process exits (perfmap__exit()); past a
+ *   bound, a process's later entries stay unnamed, counted, said.
  * - Only entries that a sample's user frame hits get a record (node's map
  *   holds many thousands).
  *
@@ -34,29 +45,41 @@ struct perf_queue;
 
 #define PERFMAP_REFRESH_MS 20 /* a process's map is looked at again at most this often */
 #define PERFMAP_RETRY_MS 1000 /* a process without a map: looked for again at most this often */
+#define PERFMAP_WAIT_MS 20 /* a sample waits this long at most for a look it asked for */
+#define PERFMAP_STOP_MS 1000
+#define PERFMAP_GONE_MS 5000 /* an exited process's entries are kept this long after its exit */
 #define PERFMAP_READ_MAX (4u << 20) /* bytes read per look */
 #define PERFMAP_FILE_MAX (256ULL << 20) /* bytes of one map read at most */
-#define PERFMAP_ENTRIES_MAX (2u << 20) /* entries per process */
-#define PERFMAP_NAMES_MAX (64u << 20) /* bytes of names per process */
+#define PERFMAP_MEM_MAX (64ULL << 20) /* entries and names of all processes */
 #define PERFMAP_PROCS_MAX 65536 /* processes looked at (one without a map costs no more) */
 #define PERFMAP_NAME_LEN 512 /* of a record's name, "[jit] " included */
 
 struct perfmap_stats {
 	uint64_t maps; /* processes whose map was read */
-	uint64_t refused; /* maps not read: not a regular file, another owner, a link */
+	uint64_t refused; /* maps not read: not a regular file, another owner, a link, a mount */
 	uint64_t entries; /* entries read */
 	uint64_t named; /* records written */
 	uint64_t frames; /* frames named */
 	uint64_t over; /* entries, or samples of processes, left out: over a bound */
+	uint64_t cut; /* processes whose map was read only up to a memory bound */
+	uint64_t freed; /* processes whose entries were freed after their exit */
+	uint64_t waits, waits_missed; /* looks a sample waited for; of them, not answered in time */
+	uint64_t bytes, bytes_peak; /* memory held by entries and names */
+	uint32_t first_cut; /* the first process cut */
+	uint32_t first_refused; /* the first process whose map was refused */
+	int first_refused_err;
 };
 
+/* The reader thread is started; NULL with errno. */
 struct perfmap *perfmap__new(void);
 void perfmap__free(struct perfmap *pm);
 
-/* Process @tgid runs JIT code: its map is opened now, if there is one (optional: early). */
+/* Process @tgid runs JIT code: its map is looked for now, if there is one (optional: early). */
 void perfmap__process(struct perfmap *pm, int tgid);
 /* The same for unwinder__on_jit(): @pm is a struct perfmap. */
 void perfmap__process_cb(void *pm, int tgid);
+/* Process @tgid exited: its entries are freed PERFMAP_GONE_MS from now. NULL @pm: nothing. */
+void perfmap__exit(struct perfmap *pm, int tgid);
 
 /*
  * The user frames @uips, @nu of a sample of process @tgid: the entries of

@@ -23,6 +23,7 @@
 #include "../util/objread.h"
 #include "../util/procmaps.h"
 #include "../util/util.h"
+#include "../util/worker.h"
 
 /* What an object holds of CPython: found by its dynamic symbols. */
 struct pyobj {
@@ -34,15 +35,28 @@ struct pyobj {
 };
 
 struct pyname {
-	uint32_t tgid;
 	uint32_t written; /* 1 + the file it was last written to; 0: never */
+	uint32_t pad;
 	uint64_t written_at; /* the time it was written with there */
 	char *text; /* "[py] QUALNAME (FILE:LINE)"; NULL: not received yet */
 };
 
+/* A Python process: where its interpreter runs, and the names of its ids. */
 struct pyproc {
+	uint32_t tgid;
+	bool used, gone, cut;
 	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault in the process */
+	struct pyname *names; /* by id (the process's own) */
+	size_t cap_names;
+	uint32_t next_id; /* the last id it was seen with: the next ones go on from it */
+	uint64_t bytes; /* its names' memory */
+	uint64_t gone_ns; /* its exit */
 };
+
+/* what the names of all processes may hold, and one process's share */
+#define PY_NAMES_MEM_MAX (64ULL << 20)
+#define PY_PROC_MEM_MAX (PY_NAMES_MEM_MAX / 4)
+#define PY_GONE_MS 5000 /* an exited process's names are kept this long */
 
 struct python {
 	int procs_fd, counters_fd;
@@ -51,11 +65,15 @@ struct python {
 	bool started;
 	volatile int stop;
 	pthread_mutex_t lock; /* the ring buffer, names, procs */
-	struct pyname *names; /* by id */
-	size_t cap_names;
 	struct hashmap procs; /* tgid -> 1 + index in proc */
-	struct pyproc *proc;
+	struct pyproc *proc; /* a freed one is reused */
 	size_t nr_proc, cap_proc;
+	uint64_t bytes, bytes_peak; /* the names' memory */
+	uint64_t names_dropped; /* names not kept: over a bound */
+	uint64_t cut; /* processes cut off: their ids, or their share of the memory, used up */
+	uint32_t first_cut;
+	uint64_t freed; /* processes whose names were freed after they exited */
+	size_t gone; /* exited ones not freed yet */
 	struct hashmap objs; /* (dev, inode) -> 1 + index in obj */
 	struct pyobj *obj;
 	size_t nr_obj, cap_obj;
@@ -133,18 +151,19 @@ out:
 
 /*
  * The object mapped by maps line @m of @tgid, read once per (device, inode),
- * into *@po; false if it could not be kept. The file is another user's and
- * may block (FUSE): it is read without py->lock, which the writers' splice
- * takes, so a stuck read stalls this thread alone.
+ * into *@po; false if it could not be kept (*@again when it may be later).
+ * The file is another user's (objread.h: no file system a user serves is
+ * asked, no lease waited for); it is read without py->lock, which the
+ * writers' splice takes.
  */
 static bool pyobj_of(struct python *py, uint32_t tgid, const struct maps_line *m,
-		     struct pyobj *po)
+		     struct pyobj *po, bool *again)
 {
 	uint64_t key[2] = { ((uint64_t)m->maj << 32) | m->min, m->ino }, *v;
 	struct elfobj o;
 	char path[96], err[128];
 	bool ok = false;
-	int created;
+	int created, e;
 
 	pthread_mutex_lock(&py->lock);
 	v = hashmap__find(&py->objs, key, sizeof(key));
@@ -158,9 +177,13 @@ static bool pyobj_of(struct python *py, uint32_t tgid, const struct maps_line *m
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%lx-%lx", tgid, (unsigned long)m->start,
 		 (unsigned long)m->end);
 	memset(po, 0, sizeof(*po));
-	if (!elfobj__open(&o, path, err, sizeof(err))) {
+	e = elfobj__open(&o, path, err, sizeof(err));
+	if (!e) {
 		read_pyobj(&o, po);
 		elfobj__close(&o);
+	} else if (e == -EAGAIN || e == -EWOULDBLOCK) {
+		*again = true; /* refused for now (a mount table changing, a lease): asked again */
+		return false;
 	}
 	pthread_mutex_lock(&py->lock);
 	v = hashmap__upsert(&py->objs, key, sizeof(key), &created);
@@ -195,15 +218,55 @@ static bool load_bias(const struct pyobj *po, const struct maps_line *m, uint64_
 	return false;
 }
 
+/* Process @tgid's entry; made if new and @make (under the lock). NULL: none, or no memory. */
+static struct pyproc *proc_get(struct python *py, uint32_t tgid, bool make)
+{
+	uint64_t *v = hashmap__find(&py->procs, &tgid, sizeof(tgid));
+	size_t i;
+	int created;
+
+	if (v)
+		return &py->proc[*v - 1];
+	if (!make)
+		return NULL;
+	for (i = 0; i < py->nr_proc && py->proc[i].used; i++)
+		;
+	if (i == py->nr_proc) {
+		if (grow_array((void **)&py->proc, &py->cap_proc, py->nr_proc + 1, sizeof(*py->proc)))
+			return NULL;
+		py->nr_proc++;
+	}
+	v = hashmap__upsert(&py->procs, &tgid, sizeof(tgid), &created);
+	if (!v)
+		return NULL;
+	py->proc[i] = (struct pyproc){ .tgid = tgid, .used = true };
+	*v = i + 1;
+	return &py->proc[i];
+}
+
+/* Free @pp's names (under the lock). */
+static void proc_drop_names(struct python *py, struct pyproc *pp)
+{
+	size_t i;
+
+	for (i = 0; i < pp->cap_names; i++)
+		free(pp->names[i].text);
+	free(pp->names);
+	pp->names = NULL;
+	pp->cap_names = 0;
+	py->bytes -= pp->bytes;
+	pp->bytes = 0;
+}
+
 /* Look at process @tgid and tell the program what it runs. */
 static void detect(struct python *py, uint32_t tgid)
 {
 	struct offcpu_py_proc p = { .state = OFFCPU_PY_NONE };
 	struct pyproc pp = { 0 };
 	char path[64], line[4096 + 256];
-	uint64_t bias = 0, *v;
+	uint64_t bias = 0;
+	bool again = false;
 	FILE *f;
-	int created;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
 	f = fopen(path, "re");
@@ -216,7 +279,7 @@ static void detect(struct python *py, uint32_t tgid)
 
 		if (maps_line__parse(line, &m) || m.perms[2] != 'x' || m.name[0] != '/' || !m.ino)
 			continue;
-		if (!pyobj_of(py, tgid, &m, &obj))
+		if (!pyobj_of(py, tgid, &m, &obj, &again))
 			continue;
 		po = &obj;
 		if (po->python && load_bias(po, &m, &bias)) {
@@ -236,17 +299,32 @@ static void detect(struct python *py, uint32_t tgid)
 	}
 	fclose(f);
 	if (p.state == OFFCPU_PY_311) {
+		struct pyproc *e;
+
 		pthread_mutex_lock(&py->lock);
-		v = hashmap__upsert(&py->procs, &tgid, sizeof(tgid), &created);
-		if (v && created &&
-		    !grow_array((void **)&py->proc, &py->cap_proc, py->nr_proc + 1, sizeof(pp)))
-			*v = ++py->nr_proc;
-		if (v && *v)
-			py->proc[*v - 1] = pp;
+		e = proc_get(py, tgid, true);
+		if (e && e->gone) {
+			/* its pid taken by a new process: nothing of the old one's holds */
+			proc_drop_names(py, e);
+			*e = (struct pyproc){ .tgid = tgid, .used = true };
+			py->gone--;
+		}
+		if (e) {
+			e->eval_lo = pp.eval_lo;
+			e->eval_hi = pp.eval_hi;
+			/* ids go on past the ones it had (an exec): never two names for one */
+			p.next_id = e->next_id;
+			p.max_id = e->cut ? 0 : OFFCPU_PY_IDS_MAX;
+		}
 		py->found++;
 		pthread_mutex_unlock(&py->lock);
 		pr_debug("python: process %u runs Python 3.11 (_PyRuntime key at %#llx)", tgid,
 			 (unsigned long long)p.tss_key);
+	}
+	if (p.state == OFFCPU_PY_NONE && again) {
+		/* not known yet: the program asks again at the process's next block */
+		bpf_map_delete_elem(py->procs_fd, &tgid);
+		return;
 	}
 tell:
 	bpf_map_update_elem(py->procs_fd, &tgid, &p, BPF_ANY);
@@ -307,11 +385,67 @@ static int lt_line(const uint8_t *lt, size_t n, int first, int lasti)
 	return first;
 }
 
+/* @pp used its ids, or its share of the names' memory: cut off, said (under the lock). */
+static void proc_cut(struct python *py, struct pyproc *pp)
+{
+	struct offcpu_py_proc p;
+
+	if (pp->cut)
+		return;
+	pp->cut = true;
+	if (!py->cut++)
+		py->first_cut = pp->tgid;
+	/* the program hands it no more ids */
+	if (!bpf_map_lookup_elem(py->procs_fd, &pp->tgid, &p)) {
+		p.max_id = 0;
+		bpf_map_update_elem(py->procs_fd, &pp->tgid, &p, BPF_EXIST);
+	}
+}
+
+/* Keep name @text of @pp's @id, within the memory bounds (under the lock). */
+static void keep_name(struct python *py, struct pyproc *pp, uint32_t id, const char *text)
+{
+	size_t len = strlen(text) + 1, cap = pp->cap_names;
+	uint64_t grow = 0;
+
+	if (id >= cap) {
+		cap = cap ? cap : 64;
+		while (cap <= id)
+			cap *= 2;
+		grow = (cap - pp->cap_names) * sizeof(*pp->names);
+	}
+	if (pp->cut || pp->bytes + grow + len > PY_PROC_MEM_MAX ||
+	    py->bytes + grow + len > PY_NAMES_MEM_MAX) {
+		py->names_dropped++;
+		proc_cut(py, pp);
+		return;
+	}
+	if (grow) {
+		struct pyname *n = realloc(pp->names, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		memset(n + pp->cap_names, 0, (cap - pp->cap_names) * sizeof(*n));
+		pp->names = n;
+		pp->cap_names = cap;
+	}
+	if (pp->names[id].text) {
+		len -= strlen(pp->names[id].text) + 1;
+		free(pp->names[id].text);
+	}
+	pp->names[id] = (struct pyname){ .text = strdup(text) };
+	pp->bytes += grow + len;
+	py->bytes += grow + len;
+	if (py->bytes > py->bytes_peak)
+		py->bytes_peak = py->bytes;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct python *py = ctx;
 	const struct offcpu_py_event *e = data;
 	char text[OFFCPU_PY_NAME_LEN + OFFCPU_PY_FILE_LEN + 64];
+	struct pyproc *pp;
 
 	if (size < sizeof(*e))
 		return 0;
@@ -321,27 +455,56 @@ static int on_event(void *ctx, void *data, size_t size)
 			py->asked[py->nr_asked++] = e->tgid;
 		return 0;
 	}
-	if (e->kind != OFFCPU_PY_EV_NAME || !e->id || e->id >= OFFCPU_PYFRAME_MAX)
+	pp = proc_get(py, e->tgid, true);
+	if (pp && e->kind == OFFCPU_PY_EV_CUT)
+		proc_cut(py, pp);
+	if (!pp || e->kind != OFFCPU_PY_EV_NAME || !e->id || e->id > OFFCPU_PY_IDS_MAX)
 		return 0;
-	if (e->id >= py->cap_names) {
-		size_t old = py->cap_names;
-
-		if (grow_array((void **)&py->names, &py->cap_names, (size_t)e->id + 1,
-			       sizeof(*py->names)))
-			return 0;
-		memset(py->names + old, 0, (py->cap_names - old) * sizeof(*py->names));
-	}
+	if (e->id > pp->next_id)
+		pp->next_id = e->id;
 	snprintf(text, sizeof(text), OFFCPU_NAMED_PY "%.*s (%.*s:%d)", OFFCPU_PY_NAME_LEN,
 		 e->qualname[0] ? e->qualname : "?", OFFCPU_PY_FILE_LEN,
 		 e->filename[0] ? e->filename : "?",
 		 lt_line(e->linetable, e->linetable_len < OFFCPU_PY_LINETABLE ? e->linetable_len :
 									       OFFCPU_PY_LINETABLE,
 			 e->lineno, e->lasti));
-	free(py->names[e->id].text);
-	py->names[e->id].text = strdup(text);
-	py->names[e->id].tgid = e->tgid;
-	py->names[e->id].written = 0;
+	keep_name(py, pp, e->id, text);
 	return 0;
+}
+
+/* Free the names of processes that exited PY_GONE_MS ago and more (under the lock). */
+static void collect(struct python *py)
+{
+	uint64_t now = now_ns();
+	size_t i;
+
+	for (i = 0; i < py->nr_proc && py->gone; i++) {
+		struct pyproc *pp = &py->proc[i];
+
+		if (!pp->used || !pp->gone || now - pp->gone_ns < PY_GONE_MS * 1000000ULL)
+			continue;
+		proc_drop_names(py, pp);
+		hashmap__remove(&py->procs, &pp->tgid, sizeof(pp->tgid));
+		memset(pp, 0, sizeof(*pp));
+		py->gone--;
+		py->freed++;
+	}
+}
+
+void python__exit(struct python *py, uint32_t tgid)
+{
+	struct pyproc *pp;
+
+	if (!py)
+		return;
+	pthread_mutex_lock(&py->lock);
+	pp = proc_get(py, tgid, false);
+	if (pp && !pp->gone) {
+		pp->gone = true;
+		pp->gone_ns = now_ns();
+		py->gone++;
+	}
+	pthread_mutex_unlock(&py->lock);
 }
 
 static void *run(void *arg)
@@ -357,6 +520,7 @@ static void *run(void *arg)
 		do {
 			pthread_mutex_lock(&py->lock);
 			ring_buffer__consume(py->rb);
+			collect(py);
 			n = py->nr_asked < 64 ? py->nr_asked : 64;
 			memcpy(asked, py->asked, n * sizeof(*asked));
 			memmove(py->asked, py->asked + n, (py->nr_asked - n) * sizeof(*asked));
@@ -385,6 +549,18 @@ static void py_targets(struct python *py, int filter_fd)
 	}
 }
 
+void python__detect(struct python *py, int pid)
+{
+	struct offcpu_py_proc p;
+	uint32_t tgid = (uint32_t)pid;
+
+	if (!py || pid <= 0)
+		return;
+	if (!bpf_map_lookup_elem(py->procs_fd, &tgid, &p) && p.state == OFFCPU_PY_311)
+		return; /* known since its exec */
+	detect(py, tgid);
+}
+
 struct python *python__new(struct collector *c)
 {
 	struct python *py;
@@ -407,7 +583,7 @@ struct python *python__new(struct collector *c)
 		return NULL;
 	}
 	py_targets(py, collector__python_fd(c, "tgid_filter"));
-	if ((errno = pthread_create(&py->thread, NULL, run, py))) {
+	if ((errno = -worker__start(&py->thread, run, py))) {
 		python__free(py);
 		return NULL;
 	}
@@ -422,24 +598,15 @@ void python__free(struct python *py)
 	if (!py)
 		return;
 	if (py->started) {
-		struct timespec until;
-
 		py->stop = 1;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 1;
-		if (pthread_timedjoin_np(py->thread, NULL, &until)) {
-			/* stuck on another user's file that blocks (FUSE): its state
-			 * goes with the process */
-			pr_warn("the Python process reader did not stop within 1 s (reading a file "
-				"that blocks?): left behind");
-			pthread_detach(py->thread);
+		/* stuck on something another user controls: its state goes with the process */
+		if (!worker__join_within(py->thread, 1000, "the Python process reader"))
 			return;
-		}
 	}
 	ring_buffer__free(py->rb);
-	for (i = 0; i < py->cap_names; i++)
-		free(py->names[i].text);
-	free(py->names);
+	for (i = 0; i < py->nr_proc; i++)
+		if (py->proc[i].used)
+			proc_drop_names(py, &py->proc[i]);
 	hashmap__free(&py->procs);
 	free(py->proc);
 	hashmap__free(&py->objs);
@@ -452,26 +619,30 @@ void python__free(struct python *py)
 /* ---- the splice ---- */
 
 /* the frames spliced, and the names they need, of this thread's last stacks */
+struct need {
+	uint32_t tgid, id;
+};
 static __thread uint64_t spliced[OFFCPU_MAX_STACK_DEPTH + 1];
-static __thread uint32_t pending[2 * OFFCPU_MAX_STACK_DEPTH];
+static __thread struct need pending[2 * OFFCPU_MAX_STACK_DEPTH];
 static __thread size_t nr_pending;
 
-static void need_name(uint32_t id)
+static void need_name(uint32_t tgid, uint32_t id)
 {
 	size_t i;
 
 	for (i = 0; i < nr_pending; i++)
-		if (pending[i] == id)
+		if (pending[i].id == id && pending[i].tgid == tgid)
 			return;
 	if (nr_pending < sizeof(pending) / sizeof(pending[0]))
-		pending[nr_pending++] = id;
+		pending[nr_pending++] = (struct need){ tgid, id };
 }
 
 uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *uips, uint32_t nu,
 			const uint64_t **out)
 {
 	uint32_t np = 0, nn, tail = 0, i, j = 0, n = 0;
-	uint64_t lo = 0, hi = 0, *v;
+	uint64_t lo = 0, hi = 0;
+	struct pyproc *pp;
 
 	*out = uips;
 	if (!py || !nu || !OFFCPU_IS_PYFRAME(uips[nu - 1]))
@@ -484,10 +655,10 @@ uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *uips, 
 			     OFFCPU_UNW_IS_DEFER(uips[nn - 1 - tail])))
 		tail++;
 	pthread_mutex_lock(&py->lock);
-	v = hashmap__find(&py->procs, &tgid, sizeof(tgid));
-	if (v && *v) {
-		lo = py->proc[*v - 1].eval_lo;
-		hi = py->proc[*v - 1].eval_hi;
+	pp = proc_get(py, tgid, false);
+	if (pp) {
+		lo = pp->eval_lo;
+		hi = pp->eval_hi;
 	}
 	pthread_mutex_unlock(&py->lock);
 	for (i = 0; i < nn - tail && n < OFFCPU_MAX_STACK_DEPTH; i++) {
@@ -503,7 +674,7 @@ uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *uips, 
 				/* id 0: a frame the program could not name (counted there) */
 				if (id) {
 					spliced[n++] = OFFCPU_PYFRAME_OF(id);
-					need_name(id);
+					need_name(tgid, id);
 				}
 				if (f & OFFCPU_PY_ENTRY)
 					break;
@@ -532,23 +703,54 @@ int python__flush(struct python *py, struct record *r, struct perf_queue *q, siz
 		return 0;
 	pthread_mutex_lock(&py->lock);
 	for (i = 0; i < nr_pending && !err; i++) {
-		uint32_t id = pending[i];
+		uint32_t id = pending[i].id;
+		struct pyproc *pp = proc_get(py, pending[i].tgid, false);
 
 		/* a name sent just before the stack: maybe not read yet */
-		if (id && (id >= py->cap_names || !py->names[id].text))
+		if (!pp || id >= pp->cap_names || !pp->names[id].text) {
 			ring_buffer__consume(py->rb);
-		nm = id < py->cap_names ? &py->names[id] : NULL;
+			pp = proc_get(py, pending[i].tgid, false);
+		}
+		nm = pp && id < pp->cap_names ? &pp->names[id] : NULL;
 		/* (samples are encoded out of time order: summed ones, stamped at the
 		 * end of their interval, before streamed ones of the same round) */
 		if (!nm || !nm->text || (nm->written == gen + 1 && nm->written_at <= time))
 			continue;
 		nm->written = (uint32_t)gen + 1;
 		nm->written_at = time;
-		err = synth__named(&sy, nm->tgid, OFFCPU_PYFRAME_OF(id), OFFCPU_PYFRAME_SIZE, nm->text);
+		err = synth__named(&sy, pp->tgid, OFFCPU_PYFRAME_OF(id), OFFCPU_PYFRAME_SIZE, nm->text);
 	}
 	pthread_mutex_unlock(&py->lock);
 	nr_pending = 0;
 	return err;
+}
+
+/*
+ * The processes past their last id, from the program's own entries: the
+ * event that tells one is a ring buffer record a flood of names can crowd out
+ * (under the lock).
+ */
+static void find_cut(struct python *py)
+{
+	uint32_t key, next, n = 0;
+	struct offcpu_py_proc p;
+	void *prev = NULL;
+
+	while (n++ < 65536 && !bpf_map_get_next_key(py->procs_fd, prev, &next)) {
+		struct pyproc *pp;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(py->procs_fd, &key, &p) || p.state != OFFCPU_PY_311 ||
+		    p.next_id <= p.max_id)
+			continue;
+		pp = proc_get(py, key, true);
+		if (pp && !pp->cut) {
+			pp->cut = true;
+			if (!py->cut++)
+				py->first_cut = key;
+		}
+	}
 }
 
 void python__stats(struct python *py, struct python_stats *st)
@@ -578,7 +780,13 @@ void python__stats(struct python *py, struct python_stats *st)
 	st->names = sum[OFFCPU_PY_CNT_NAMES];
 	st->names_lost = sum[OFFCPU_PY_CNT_NAME_LOST];
 	pthread_mutex_lock(&py->lock);
+	find_cut(py);
 	st->procs = py->found;
+	st->names_dropped = py->names_dropped;
+	st->procs_cut = py->cut;
+	st->first_cut = py->first_cut;
+	st->bytes_peak = py->bytes_peak;
+	st->procs_freed = py->freed;
 	pthread_mutex_unlock(&py->lock);
 }
 

@@ -37,6 +37,15 @@ struct python *python__new(struct collector *c);
 void python__free(struct python *py);
 
 /*
+ * Look at process @pid now, not at its first block: the command offcpu
+ * starts, held after its exec (its program mapped, then its libraries), so
+ * that its first blocks have their Python frames. (The program asks about a
+ * process at its first block; a thread that blocks before the answer came
+ * has none: in a Python program that starts threads, their first waits.)
+ */
+void python__detect(struct python *py, int pid);
+
+/*
  * The user frames @uips, @nu of a stack of process @tgid with the Python
  * frames at their end spliced in: returns the number of frames in *@out
  * (@uips itself when it has none, else a buffer of the calling thread's,
@@ -59,10 +68,21 @@ uint32_t python__splice(struct python *py, uint32_t tgid, const uint64_t *uips, 
 int python__flush(struct python *py, struct record *r, struct perf_queue *q, size_t gen,
 		  uint64_t time, int kind);
 
+/*
+ * Process @tgid exited: its names are freed a few seconds later (samples of
+ * it still on their way need them). NULL @py: nothing.
+ */
+void python__exit(struct python *py, uint32_t tgid);
+
 /* Counters for the summary: walks, frames, faults, cut walks, names, names lost. */
 struct python_stats {
 	uint64_t walks, frames, faults, cut, names, names_lost;
 	uint64_t procs; /* Python processes found */
+	uint64_t names_dropped; /* names received and not kept: over a memory bound */
+	uint64_t procs_cut; /* processes cut off: their ids or their share of the memory used up */
+	uint32_t first_cut;
+	uint64_t bytes_peak; /* the names' memory at its largest */
+	uint64_t procs_freed; /* processes whose names were freed after they exited */
 };
 void python__stats(struct python *py, struct python_stats *st);
 

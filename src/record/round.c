@@ -86,8 +86,8 @@ static void account(struct record *r, const struct perf_event_header *h, int kin
 		return;
 	if (kind == SRC_ONCPU) {
 		r->st.oncpu_samples++;
-	} else if (kind == SRC_OFFCPU || kind == SRC_SUMMED) {
-		if (kind == SRC_OFFCPU)
+	} else if (kind == SRC_OFFCPU || kind == SRC_SUMMED || kind == SRC_OPEN_END) {
+		if (kind != SRC_SUMMED)
 			r->st.streamed_samples++;
 		else
 			r->st.summed_samples++;
@@ -96,6 +96,17 @@ static void account(struct record *r, const struct perf_event_header *h, int kin
 		if (aux[1] >> 32)
 			r->st.unwind_ns[((aux[1] >> 32) - 1) % UNW_REASONS] += aux[0];
 	}
+}
+
+/* A process exited (seen in time order): what record keeps of it can go. */
+static void process_exited(struct record *r, const struct perf_event_header *h)
+{
+	struct perf_record_task task;
+
+	if (!perf_record__copy(h, &task, sizeof(task)) || task.pid != task.tid)
+		return;
+	perfmap__exit(r->perfmap, (int)task.pid);
+	python__exit(r->py, task.pid);
 }
 
 /*
@@ -142,6 +153,8 @@ int round__write(struct record *r, struct round *rd)
 			pthread_mutex_lock(&r->lock);
 		account(r, h, kind, rd->batch->refs[i].aux);
 		err = maptab__observe(r->maps, h);
+		if (kind == SRC_SIDEBAND && h->type == PERF_RECORD_EXIT)
+			process_exited(r, h);
 		if (rd->shared)
 			pthread_mutex_unlock(&r->lock);
 		if (h->type == PERF_RECORD_SAMPLE)
@@ -174,7 +187,7 @@ int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *
 	struct summed_sink *ss = arg;
 
 	return push_block(ss->k->r, ss->k->batch, key, ss->time, v->total_ns, v->runq_ns, v->last_cpu,
-			  SRC_SUMMED, false);
+			  ss->open_end ? SRC_OPEN_END : SRC_SUMMED, false);
 }
 
 /*

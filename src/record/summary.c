@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include "summary.h"
 #include "python.h"
+#include "../util/objread.h"
 #include "../util/util.h"
 
 #define NO_NS (-1)
@@ -79,9 +81,9 @@ static void print_unwind(FILE *f, const struct summary *s)
 
 	for (i = 0; i < UNW_REASONS; i++)
 		all += s->unwind_ns[i];
-	fprintf(f, "offcpu: user stacks by unwind tables: ");
+	fprintf_escaped(f, "offcpu: user stacks by unwind tables: ");
 	if (!all)
-		fprintf(f, "none walked");
+		fprintf_escaped(f, "none walked");
 	for (i = 0; i < UNW_REASONS && all; i++) {
 		uint64_t walks;
 
@@ -97,19 +99,21 @@ static void print_unwind(FILE *f, const struct summary *s)
 		/* where libdw stopped short, a finished walk ends as one not readable */
 		if (i == OFFCPU_UNW_READ_FAULT && s->late)
 			walks += s->late->short_walks;
-		fprintf(f, "%s%.1f%% of the time (%llu walks) %s", i ? "; " : "",
+		fprintf_escaped(f, "%s%.1f%% of the time (%llu walks) %s", i ? "; " : "",
 			100.0 * (double)s->unwind_ns[i] / (double)all, (unsigned long long)walks,
 			unwind_end_names[i]);
 	}
-	fprintf(f, "\n");
+	fprintf_escaped(f, "\n");
 	if (s->late && (s->late->start || s->late->deferred))
-		fprintf(f, "offcpu: user stacks finished in user space (libdw): %llu threads blocked at "
-			"the start (%llu with a stack, %llu ran before it was read; %llu knew since "
+		fprintf_escaped(f, "offcpu: user stacks finished in user space (libdw): %llu threads blocked at "
+			"the start (%llu with a stack, %llu ran before it was read, %llu with their "
+			"stack in a mapped file, not read; %llu knew since "
 			"when; %.0f us each); %llu walks that met code with no table yet (%llu "
 			"finished, %llu not: the process gone or not unwound; %.0f us each); %llu not "
 			"sent (buffer full)\n",
 			(unsigned long long)s->late->start, (unsigned long long)s->late->start_unwound,
-			(unsigned long long)s->late->start_ran, (unsigned long long)s->late->start_began,
+			(unsigned long long)s->late->start_ran,
+			(unsigned long long)s->late->start_in_file, (unsigned long long)s->late->start_began,
 			s->late->start ? (double)s->late->start_ns / 1e3 / (double)s->late->start : 0,
 			(unsigned long long)s->late->deferred,
 			(unsigned long long)s->late->deferred_unwound,
@@ -119,21 +123,21 @@ static void print_unwind(FILE *f, const struct summary *s)
 			(unsigned long long)s->cnt[OFFCPU_CNT_SNAP_LOST]);
 	if (s->late && s->late->first_began && s->late->first_began < s->start_ns) {
 		/* the name is another user's: escaped */
-		fprintf(f, "offcpu: %llu threads were already waiting when the recording began; the "
+		fprintf_escaped(f, "offcpu: %llu threads were already waiting when the recording began; the "
 			"longest, ", (unsigned long long)s->late->start);
 		fput_escaped(f, s->late->first_comm, 0);
-		fprintf(f, " (tid %u), for %.1f s before it (offcpu report shows where each waits)\n",
+		fprintf_escaped(f, " (tid %u), for %.1f s before it (offcpu report shows where each waits)\n",
 			s->late->first_tid, (double)(s->start_ns - s->late->first_began) / 1e9);
 	}
 	fmt_size(u->rows * sizeof(struct offcpu_unw_row), used, sizeof(used));
 	fmt_size(u->bytes, cap, sizeof(cap));
-	fprintf(f, "offcpu: unwind tables: %llu objects (%llu without a table), %llu rows (%s), "
+	fprintf_escaped(f, "offcpu: unwind tables: %llu objects (%llu without a table), %llu rows (%s), "
 		"%llu rules; %s of kernel memory (--unwind-mem); built in %.0f ms for %llu process "
 		"loads\n", (unsigned long long)u->objects, (unsigned long long)u->no_table,
 		(unsigned long long)u->rows, used, (unsigned long long)u->rules, cap,
 		(double)u->build_ns / 1e6, (unsigned long long)u->processes);
 	if (s->verify_stacks)
-		fprintf(f, "offcpu: verified %llu table walks against libdw's DWARF unwinding of the "
+		fprintf_escaped(f, "offcpu: verified %llu table walks against libdw's DWARF unwinding of the "
 			"same stack copy: %llu the same, %llu the same as far as the copy reached, %llu "
 			"differed, %llu ended before libdw's, %llu not unwound by libdw (process gone); "
 			"%llu walks not sent (buffer full)\n",
@@ -142,35 +146,35 @@ static void print_unwind(FILE *f, const struct summary *s)
 			(unsigned long long)u->verify_shorter, (unsigned long long)u->verify_failed,
 			(unsigned long long)s->cnt[OFFCPU_CNT_UNW_VERIFY_LOST]);
 	if (u->mem_full)
-		fprintf(f, "offcpu: WARNING: %llu objects were left without a table: the table "
+		fprintf_escaped(f, "offcpu: WARNING: %llu objects were left without a table: the table "
 			"memory is full (raise --unwind-mem); frame pointers were followed there\n",
 			(unsigned long long)u->mem_full);
 	if (u->reclaimed)
-		fprintf(f, "offcpu: unwind tables of %llu objects no process used any more were taken "
+		fprintf_escaped(f, "offcpu: unwind tables of %llu objects no process used any more were taken "
 			"back (%llu rows) to make room for others\n", (unsigned long long)u->reclaimed,
 			(unsigned long long)u->reclaimed_rows);
 	if (u->over_budget)
-		fprintf(f, "offcpu: %llu objects were over their budget (what one object may cost in "
+		fprintf_escaped(f, "offcpu: %llu objects were over their budget (what one object may cost in "
 			"rows, rules, bytes or time; the first: %s): frame pointers were followed "
 			"there\n", (unsigned long long)u->over_budget, u->first_over);
 	if (u->rules_full)
-		fprintf(f, "offcpu: WARNING: %llu objects were left without a table: the shared rule "
+		fprintf_escaped(f, "offcpu: WARNING: %llu objects were left without a table: the shared rule "
 			"array (%d rules) is full; frame pointers were followed there\n",
 			(unsigned long long)u->rules_full, OFFCPU_UNW_RULES);
 	if (u->owner_full)
-		fprintf(f, "offcpu: %llu objects of user %u (and maybe others) were left without a "
+		fprintf_escaped(f, "offcpu: %llu objects of user %u (and maybe others) were left without a "
 			"table: the files of one user other than root hold a quarter of the table "
 			"memory at most; frame pointers were followed there\n",
 			(unsigned long long)u->owner_full, u->first_owner);
 	if (u->unreadable)
-		fprintf(f, "offcpu: %llu objects changed or shrank while their table was read: "
+		fprintf_escaped(f, "offcpu: %llu objects changed or shrank while their table was read: "
 			"frame pointers were followed there\n", (unsigned long long)u->unreadable);
 	if (u->procs_full)
-		fprintf(f, "offcpu: WARNING: %llu process loads did not fit the kernel's process map "
+		fprintf_escaped(f, "offcpu: WARNING: %llu process loads did not fit the kernel's process map "
 			"(%d processes); their stacks were walked by frame pointers\n",
 			(unsigned long long)u->procs_full, OFFCPU_UNW_PROCS);
 	if (u->truncated)
-		fprintf(f, "offcpu: WARNING: %llu process loads had more than %d executable "
+		fprintf_escaped(f, "offcpu: WARNING: %llu process loads had more than %d executable "
 			"mappings; the rest were walked by frame pointers\n",
 			(unsigned long long)u->truncated, OFFCPU_UNW_MAPS);
 }
@@ -264,16 +268,16 @@ static void print_share(FILE *f, const struct loss *l, const uint64_t *cnt, cons
 	}
 	if (!what || all < n)
 		return;
-	fprintf(f, "; %s of %s %s (%s)", fmt_count(n, a, sizeof(a)), fmt_count(all, b, sizeof(b)),
+	fprintf_escaped(f, "; %s of %s %s (%s)", fmt_count(n, a, sizeof(a)), fmt_count(all, b, sizeof(b)),
 		what, fmt_pct(n, all, c, sizeof(c)));
 	if (l->unit != UNIT_BLOCKS)
 		return;
 	if (l->ns_counter >= 0 && t->ns >= cnt[l->ns_counter])
-		fprintf(f, ", %s of %s off-CPU (%s)", fmt_time(cnt[l->ns_counter], a, sizeof(a)),
+		fprintf_escaped(f, ", %s of %s off-CPU (%s)", fmt_time(cnt[l->ns_counter], a, sizeof(a)),
 			fmt_time(t->ns, b, sizeof(b)),
 			fmt_pct(cnt[l->ns_counter], t->ns, c, sizeof(c)));
 	else if (l->ns_counter < 0)
-		fprintf(f, ", %s time not known", n == 1 ? "its" : "their");
+		fprintf_escaped(f, ", %s time not known", n == 1 ? "its" : "their");
 }
 
 /* A share that matters: 1% or more of its total, or one that cannot be told. */
@@ -292,8 +296,10 @@ static bool loss_matters(const struct loss *l, const uint64_t *cnt, const struct
 
 /*
  * The line above the losses, by their size: blocks missing from the file
- * always warn (perf warns of them too), saying how many; blocks kept with
- * less detail warn only when they are 1% or more of the blocks or the time.
+ * are always said, with how many, as a WARNING when they are
+ * LOSS_WARN_PERMILLE or more of the blocks or of the time (a few blocks of a
+ * long recording are not); blocks kept with less detail warn only when they
+ * are 1% or more of the blocks or the time.
  */
 static void print_losses(FILE *f, const struct summary *s)
 {
@@ -327,32 +333,35 @@ static void print_losses(FILE *f, const struct summary *s)
 			unknown += cnt[l->counter];
 	}
 	if (!any) {
-		fprintf(f, "offcpu: nothing dropped\n");
+		fprintf_escaped(f, "offcpu: nothing dropped\n");
 	} else if (time_lost && lost) {
-		fprintf(f, "offcpu: WARNING: this recording is incomplete%s: %s of %s blocks (%s) "
-			"are missing", matters ? "" : ", if only slightly",
+		bool warn = lost * 1000 >= t.blocks * LOSS_WARN_PERMILLE ||
+			    lost_ns * 1000 >= t.ns * LOSS_WARN_PERMILLE;
+
+		fprintf_escaped(f, "offcpu: %sthis recording is incomplete%s: %s of %s blocks (%s) "
+			"are missing", warn ? "WARNING: " : "", matters ? "" : ", if only slightly",
 			fmt_count(lost, a, sizeof(a)), fmt_count(t.blocks, b, sizeof(b)),
 			fmt_pct(lost, t.blocks, c, sizeof(c)));
 		if (lost_ns)
-			fprintf(f, ", %s of %s off-CPU (%s)", fmt_time(lost_ns, a, sizeof(a)),
+			fprintf_escaped(f, ", %s of %s off-CPU (%s)", fmt_time(lost_ns, a, sizeof(a)),
 				fmt_time(t.ns, b, sizeof(b)), fmt_pct(lost_ns, t.ns, c, sizeof(c)));
 		if (unknown)
-			fprintf(f, "%s the time of %s of them not known", lost_ns ? "," : ", with",
+			fprintf_escaped(f, "%s the time of %s of them not known", lost_ns ? "," : ", with",
 				fmt_count(unknown, a, sizeof(a)));
-		fprintf(f, ":\n");
+		fprintf_escaped(f, ":\n");
 	} else if (time_lost) {
-		fprintf(f, "offcpu: WARNING: this recording is incomplete:\n");
+		fprintf_escaped(f, "offcpu: WARNING: this recording is incomplete:\n");
 	} else if (matters) {
-		fprintf(f, "offcpu: WARNING: this recording is incomplete: no block is missing, "
+		fprintf_escaped(f, "offcpu: WARNING: this recording is incomplete: no block is missing, "
 			"but some were kept with less detail:\n");
 	} else {
-		fprintf(f, "offcpu: nothing lost: every block is in the file, a few with less "
+		fprintf_escaped(f, "offcpu: nothing lost: every block is in the file, a few with less "
 			"detail:\n");
 	}
 	for (i = 0; i < nr_losses; i++) {
 		if (!cnt[losses[i].counter])
 			continue;
-		fprintf(f, "offcpu:   %s %llu %s", kind_tag[losses[i].kind],
+		fprintf_escaped(f, "offcpu:   %s %llu %s", kind_tag[losses[i].kind],
 			(unsigned long long)cnt[losses[i].counter], losses[i].sentence);
 		if (losses[i].kind != LOSS_TEST)
 			print_share(f, &losses[i], cnt, &t);
@@ -367,32 +376,38 @@ void summary__print(FILE *f, const struct summary *s)
 
 	/* the blocks and time seen are the program's counts: all of them, the
 	 * ones lost too; what was written can be less (losses, snapshots) */
-	fprintf(f,
+	fprintf_escaped(f,
 		"offcpu: %llu blocks seen (%.3f s off-CPU), %llu samples written (%.3f s in %zu "
-		"threads: %llu streamed, %llu summed), %llu distinct stacks\n",
+		"threads: %llu streamed, %llu summed), %s%llu distinct stacks\n",
 		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], cnt[OFFCPU_CNT_BLOCKS_NS] / 1e9,
 		(unsigned long long)(s->streamed + s->summed), s->offcpu_ns / 1e9, s->threads,
 		(unsigned long long)s->streamed, (unsigned long long)s->summed,
-		(unsigned long long)s->distinct_stacks);
+		s->distinct_stacks_more ? "over " : "", (unsigned long long)s->distinct_stacks);
 	if (s->freq)
-		fprintf(f, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
+		fprintf_escaped(f, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
 			(unsigned long long)s->oncpu_samples, (unsigned long long)s->freq);
 	fmt_size(s->file_size, size, sizeof(size));
+	if (s->procs_given)
+		fprintf_escaped(f, "offcpu: followed %zu processes: %zu given with -p, %zu they had "
+			"forked before the recording, %zu forked since\n", s->procs_followed,
+			s->procs_given, s->procs_before,
+			s->procs_followed > s->procs_given + s->procs_before ?
+				s->procs_followed - s->procs_given - s->procs_before : 0);
 	if (s->to_stdout)
-		fprintf(f, "offcpu: wrote the recording to standard output\n");
+		fprintf_escaped(f, "offcpu: wrote the recording to standard output\n");
 	else if (s->fifo)
-		fprintf(f, "offcpu: wrote the recording into the fifo %s (perf's pipe format)\n",
+		fprintf_escaped(f, "offcpu: wrote the recording into the fifo %s (perf's pipe format)\n",
 			s->output);
 	else if (s->rotate)
-		fprintf(f, "offcpu: wrote %zu files, %zu of them on disk now (%zu removed by "
+		fprintf_escaped(f, "offcpu: wrote %zu files, %zu of them on disk now (%zu removed by "
 			"--switch-max-files%s), the last %s (%s)\n", s->files_written,
 			s->files_on_disk, s->files_removed,
 			s->files_vanished ? ", others removed or replaced by someone else" : "",
 			s->output, size);
 	else
-		fprintf(f, "offcpu: wrote %s (%s)\n", s->output, size);
+		fprintf_escaped(f, "offcpu: wrote %s (%s)\n", s->output, size);
 	if (s->verify_stacks)
-		fprintf(f, "offcpu: verified %llu stacks against the kernel's helpers: %llu user "
+		fprintf_escaped(f, "offcpu: verified %llu stacks against the kernel's helpers: %llu user "
 			"and %llu kernel stacks differed; the helpers walked %llu user and %llu kernel "
 			"stacks offcpu's walks left to them\n",
 			(unsigned long long)cnt[OFFCPU_CNT_VERIFIED],
@@ -401,7 +416,7 @@ void summary__print(FILE *f, const struct summary *s)
 			(unsigned long long)cnt[OFFCPU_CNT_USER_HELPER],
 			(unsigned long long)cnt[OFFCPU_CNT_KERNEL_HELPER]);
 	if (cnt[OFFCPU_CNT_OPEN_START] || cnt[OFFCPU_CNT_OPEN_END])
-		fprintf(f, "offcpu: blocks under way: %llu were already when the recording began "
+		fprintf_escaped(f, "offcpu: blocks under way: %llu were already when the recording began "
 			"(%.3f s, counted from then, %s), %llu still were when it ended "
 			"(%.3f s, counted up to then)\n",
 			(unsigned long long)cnt[OFFCPU_CNT_OPEN_START],
@@ -412,32 +427,32 @@ void summary__print(FILE *f, const struct summary *s)
 			"user stacks read as they slept where they had not run since",
 			(unsigned long long)cnt[OFFCPU_CNT_OPEN_END], cnt[OFFCPU_CNT_OPEN_END_NS] / 1e9);
 	if (cnt[OFFCPU_CNT_WAKEUPS] || cnt[OFFCPU_CNT_RUNQ]) {
-		fprintf(f, "offcpu: ");
+		fprintf_escaped(f, "offcpu: ");
 		if (cnt[OFFCPU_CNT_WAKEUPS])
-			fprintf(f, "wakeups of recorded blocks: %llu seen (%llu by an interrupt)%s",
+			fprintf_escaped(f, "wakeups of recorded blocks: %llu seen (%llu by an interrupt)%s",
 				(unsigned long long)cnt[OFFCPU_CNT_WAKEUPS],
 				(unsigned long long)cnt[OFFCPU_CNT_WAKER_IRQ],
 				cnt[OFFCPU_CNT_RUNQ] ? "; " : "");
 		if (cnt[OFFCPU_CNT_RUNQ])
-			fprintf(f, "%llu blocks split at their wakeup, %.3f s waiting for a CPU after it",
+			fprintf_escaped(f, "%llu blocks split at their wakeup, %.3f s waiting for a CPU after it",
 				(unsigned long long)cnt[OFFCPU_CNT_RUNQ], cnt[OFFCPU_CNT_RUNQ_NS] / 1e9);
 		fputc('\n', f);
 	}
 	fmt_size(s->map_bytes, size, sizeof(size));
-	fprintf(f, "offcpu: kernel maps: %u stacks and summed contexts between flushes (%s, "
+	fprintf_escaped(f, "offcpu: kernel maps: %u stacks and summed contexts between flushes (%s, "
 		"--max-stacks); summed blocks written ", s->max_stacks, size);
 	if (s->flush_ns)
-		fprintf(f, "every %.3g s (%llu flushes), ", s->flush_ns / 1e9,
+		fprintf_escaped(f, "every %.3g s (%llu flushes), ", s->flush_ns / 1e9,
 			(unsigned long long)s->flushes);
 	else
-		fprintf(f, "at the end of each file, ");
-	fprintf(f, "%llu stack entries pruned\n", (unsigned long long)s->pruned);
+		fprintf_escaped(f, "at the end of each file, ");
+	fprintf_escaped(f, "%llu stack entries pruned\n", (unsigned long long)s->pruned);
 	if (s->unwind_ns && s->unw)
 		print_unwind(f, s);
 	if (s->fallbacks)
-		fprintf(f, "offcpu: FALLBACK: %s\n", s->fallbacks);
+		fprintf_escaped(f, "offcpu: FALLBACK: %s\n", s->fallbacks);
 	if (cnt[OFFCPU_CNT_RECOVERED])
-		fprintf(f, "offcpu: %llu blocks recovered: offcpu's program was not called when their "
+		fprintf_escaped(f, "offcpu: %llu blocks recovered: offcpu's program was not called when their "
 			"thread ran again; their time comes from the thread's CPU time%s\n",
 			(unsigned long long)cnt[OFFCPU_CNT_RECOVERED],
 			s->kernel_stacks ? ", their kernel stacks are missing" : "");
@@ -449,11 +464,44 @@ void summary__print_python(FILE *f, const struct python_stats *st)
 {
 	if (!st->walks && !st->procs)
 		return;
-	fprintf(f, "offcpu: Python frames: %llu walks in %llu Python processes, %llu frames, %llu "
+	fprintf_escaped(f, "offcpu: Python frames: %llu walks in %llu Python processes, %llu frames, %llu "
 		"code objects named; %llu walks cut by a read that faulted (memory paged out), "
 		"%llu at %d frames or a full stack; %llu code objects left unnamed\n",
 		(unsigned long long)st->walks, (unsigned long long)st->procs,
 		(unsigned long long)st->frames, (unsigned long long)st->names,
 		(unsigned long long)st->faults, (unsigned long long)st->cut, OFFCPU_PY_FRAMES,
 		(unsigned long long)st->names_lost);
+	if (st->procs_cut)
+		fprintf_escaped(f, "offcpu: WARNING: %llu Python processes cut off (the first: pid %u): they "
+			"named %u code objects, or filled their share of the names' memory, and their "
+			"later ones stay unnamed; %llu names not kept\n",
+			(unsigned long long)st->procs_cut, st->first_cut, OFFCPU_PY_IDS_MAX,
+			(unsigned long long)st->names_dropped);
+}
+
+void summary__print_perfmap(FILE *f, const struct perfmap_stats *st)
+{
+	char peak[32], all[32];
+
+	if (!st->maps && !st->refused && !st->cut)
+		return;
+	fmt_size(st->bytes_peak, peak, sizeof(peak));
+	fmt_size(PERFMAP_MEM_MAX, all, sizeof(all));
+	fprintf_escaped(f, "offcpu: perf maps: %llu read, %llu entries, %llu JIT frames named by %llu "
+		"records; %s at most of the %s they may hold", (unsigned long long)st->maps,
+		(unsigned long long)st->entries, (unsigned long long)st->frames,
+		(unsigned long long)st->named, peak, all);
+	if (st->freed)
+		fprintf_escaped(f, ", %llu processes' freed after they exited", (unsigned long long)st->freed);
+	fprintf_escaped(f, "\n");
+	if (st->cut)
+		fprintf_escaped(f, "offcpu: WARNING: perf maps of %llu processes read only up to what one "
+			"process's may hold (a quarter of %s) or what all may (the first: pid %u): "
+			"their later JIT frames are unnamed\n", (unsigned long long)st->cut, all,
+			st->first_cut);
+	if (st->refused)
+		fprintf_escaped(f, "offcpu: perf maps of %llu processes not read (the first, pid %u: %s)\n",
+			(unsigned long long)st->refused, st->first_refused,
+			st->first_refused_err == -EPERM ? "not a regular file of its user" :
+							   objread_why(st->first_refused_err));
 }

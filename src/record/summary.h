@@ -19,6 +19,7 @@
 #include "../offcpu.h"
 #include "unwinder.h"
 #include "userstacks.h"
+#include "perfmap.h"
 
 /* The BPF program's counters, then those user space keeps. */
 enum {
@@ -28,6 +29,9 @@ enum {
 	CNT_WAKEUP_UNKNOWN, /* blocks whose waker was not in the wakeup map when read */
 	CNT_ALL,
 };
+
+/* Blocks missing from the file warn from this share (per mille) of the blocks or the time on. */
+#define LOSS_WARN_PERMILLE 1
 
 enum loss_kind {
 	LOSS_TIME, /* blocks and their time are missing */
@@ -71,7 +75,10 @@ struct summary {
 	const uint64_t *cnt; /* CNT_ALL counters */
 	/* off-CPU time written (the time seen is a counter, OFFCPU_CNT_BLOCKS_NS) */
 	uint64_t offcpu_ns, streamed, summed, distinct_stacks;
+	bool distinct_stacks_more; /* there were more than distinct_stacks (not counted on) */
 	size_t threads;
+	/* -p: its processes, those they forked before (followed too), all followed in the end */
+	size_t procs_given, procs_before, procs_followed;
 	uint64_t oncpu_samples, freq; /* freq 0: no on-CPU sampling */
 	const char *output; /* the last file, or NULL with to_stdout */
 	bool to_stdout, fifo, rotate;
@@ -100,5 +107,8 @@ extern const char *const unwind_end_names[UNW_REASONS];
  * the warning worded by their size.
  */
 void summary__print(FILE *f, const struct summary *s);
+
+/* The lines on perf maps: what was read, named, refused and cut (none when none was looked at). */
+void summary__print_perfmap(FILE *f, const struct perfmap_stats *st);
 
 #endif

@@ -78,11 +78,21 @@ static void *thread_main(void *arg)
 		pfds[nfd++] = (struct pollfd){ collector__events_fd(r->coll), POLLIN, 0 };
 	while (!t->err && !__atomic_load_n(&r->threads_stop, __ATOMIC_ACQUIRE)) {
 		poll(pfds, nfd, 100);
-		t->err = thread_round(t);
+		__atomic_store_n(&t->err, thread_round(t), __ATOMIC_RELEASE);
 	}
 	if (!t->err) /* what arrived before the collector was detached */
 		t->err = thread_round(t);
 	return NULL;
+}
+
+int threads_error(struct record *r)
+{
+	int i, err;
+
+	for (i = 0; r->wt && i < r->o.threads; i++)
+		if (r->wt[i].started && (err = __atomic_load_n(&r->wt[i].err, __ATOMIC_ACQUIRE)))
+			return err;
+	return 0;
 }
 
 int start_threads(struct record *r)

@@ -13,11 +13,13 @@
 #include <bpf/libbpf.h>
 #include "tablemem.h"
 #include "unwinder.h"
+#include "../util/objread.h"
 #include "../unwind/oracle.h"
 #include "../unwind/tables.h"
 #include "../util/hashmap.h"
 #include "../util/procmaps.h"
 #include "../util/util.h"
+#include "../util/worker.h"
 
 /* a process is loaded again at most this often, however often it is asked
  * (but at once after an exec, which took its mappings away) */
@@ -176,8 +178,12 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	int created, e;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", tgid, range);
-	if (stat(path, &sb))
+	e = objread_stat(path, &sb);
+	if (e) {
+		if (e != -ENOENT && e != -ESRCH)
+			pr_info("no unwind table for %s: %s", name, objread_why(e));
 		return 0;
+	}
 	k = (struct obj_key){ sb.st_dev, sb.st_ino, (uint64_t)sb.st_size,
 			      (uint64_t)sb.st_mtim.tv_sec * 1000000000ULL + (uint64_t)sb.st_mtim.tv_nsec };
 	v = hashmap__find(&u->objs, &k, sizeof(k));
@@ -194,8 +200,8 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	t0 = now_ns();
 	e = unwind_table__build(&t, path, &u->budget, err, sizeof(err));
 	u->st.build_ns += now_ns() - t0;
-	if (e == -ECANCELED)
-		return 0; /* the recording is ending: not remembered as failed */
+	if (e == -ECANCELED || e == -EAGAIN || e == -EWOULDBLOCK)
+		return 0; /* the recording is ending, or refused for now: not remembered as failed */
 	if (e) {
 		/* the message names /proc/PID/map_files/...: say which object that is */
 		pr_info("no unwind table for %s (%s)", name, err);
@@ -604,40 +610,22 @@ static void *run(void *arg)
 
 int unwinder__start(struct unwinder *u)
 {
-	sigset_t all, old;
-	int err;
+	int err = worker__start(&u->thread, run, u); /* signals go to the main thread */
 
-	/* signals go to the main thread */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(&u->thread, NULL, run, u);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
-		return -err;
+		return err;
 	u->running = true;
 	return 0;
 }
 
 void unwinder__stop(struct unwinder *u)
 {
-	struct timespec until;
-
 	if (!u || !u->running)
 		return;
 	u->stop = 1;
 	/* a build stops at once; only a file that blocks a read holds the
-	 * thread (an NFS or FUSE file): the recording does not wait for it */
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += UNWINDER_STOP_MS / 1000;
-	until.tv_nsec += (UNWINDER_STOP_MS % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	if (pthread_timedjoin_np(u->thread, NULL, &until)) {
-		pr_warn("the unwind table loader did not stop within %d ms (reading a file that "
-			"blocks?): left behind", UNWINDER_STOP_MS);
-		pthread_detach(u->thread);
+	 * thread (an NFS server gone): the recording does not wait for it */
+	if (!worker__join_within(u->thread, UNWINDER_STOP_MS, "the unwind table loader")) {
 		u->abandoned = true;
 		u->running = false;
 		return;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/uio.h>
 #include <bpf/libbpf.h>
 #include "userstacks.h"
@@ -16,6 +17,7 @@
 #include "../util/hashmap.h"
 #include "../util/procmaps.h"
 #include "../util/util.h"
+#include "../util/worker.h"
 
 /* bytes of a sleeping thread's stack read from sp: deeper than the BPF copy */
 #define START_COPY (32 << 10)
@@ -34,11 +36,17 @@ struct ukey {
 };
 
 struct userstacks {
-	pthread_mutex_t lock;
+	pthread_mutex_t lock; /* what was kept, the stats, the requests; never held while reading */
+	pthread_cond_t served_cond;
 	pthread_t thread;
 	bool running;
+	bool abandoned; /* the reader was left behind: it keeps everything */
 	volatile int stop;
-	struct ring_buffer *rb;
+	int efd; /* eventfd: a request to read the buffer now */
+	int epfd; /* the ring buffer's and efd */
+	uint64_t asked, serving, served; /* requests: made, taken by a pass, answered */
+	uint64_t busy_since; /* when the reader's pass began, 0 between passes */
+	struct ring_buffer *rb; /* read by the reader thread alone */
 	struct unwind_oracle *oracle;
 	struct ustack *v;
 	size_t nr, cap;
@@ -47,7 +55,7 @@ struct userstacks {
 	uint32_t *starts; /* indices of the threads blocked at the start, in order */
 	size_t nr_starts, cap_starts;
 	struct userstacks_stats st;
-	struct { uint64_t start, end; } *maps; /* of process maps_tgid (mapping_end()) */
+	struct { uint64_t start, end; bool anon; } *maps; /* of process maps_tgid (mapping_end()) */
 	size_t nr_maps, cap_maps;
 	uint32_t maps_tgid;
 	uint8_t buf[START_COPY];
@@ -62,8 +70,21 @@ struct userstacks *userstacks__new(int fd)
 	if (!us)
 		return NULL;
 	pthread_mutex_init(&us->lock, NULL);
+	pthread_cond_init(&us->served_cond, NULL);
+	us->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	us->epfd = epoll_create1(EPOLL_CLOEXEC);
 	us->oracle = unwind_oracle__new();
-	us->rb = us->oracle ? ring_buffer__new(fd, on_snap, us, NULL) : NULL;
+	us->rb = us->oracle && us->efd >= 0 && us->epfd >= 0 ?
+		 ring_buffer__new(fd, on_snap, us, NULL) : NULL;
+	if (us->rb) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		if (epoll_ctl(us->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(us->rb), &ev) ||
+		    epoll_ctl(us->epfd, EPOLL_CTL_ADD, us->efd, &ev)) {
+			ring_buffer__free(us->rb);
+			us->rb = NULL;
+		}
+	}
 	if (!us->rb) {
 		int e = errno ? errno : ENOMEM;
 
@@ -74,7 +95,7 @@ struct userstacks *userstacks__new(int fd)
 	return us;
 }
 
-/* Keep @n frames as the stack of (@kind, @tid, @id). */
+/* Keep @n frames as the stack of (@kind, @tid, @id). Under the lock. */
 static struct ustack *keep(struct userstacks *us, const struct offcpu_snap *sn, const uint64_t *ips,
 			   int n)
 {
@@ -132,11 +153,12 @@ static int end_mark(uint64_t *ips, int n, bool complete)
 }
 
 /*
- * The end of the mapping of process @tgid that holds @addr, or 0. The
- * mappings of the last process asked are kept: the threads blocked at the
- * start come process by process, a thousand of them from one at times.
+ * The end of the mapping of process @tgid that holds @addr, or 0; *@anon
+ * whether it maps no file. The mappings of the last process asked are kept:
+ * the threads blocked at the start come process by process, a thousand of
+ * them from one at times.
  */
-static uint64_t mapping_end(struct userstacks *us, uint32_t tgid, uint64_t addr)
+static uint64_t mapping_end(struct userstacks *us, uint32_t tgid, uint64_t addr, bool *anon)
 {
 	char path[64], line[4096 + 128];
 	size_t i;
@@ -154,14 +176,17 @@ static uint64_t mapping_end(struct userstacks *us, uint32_t tgid, uint64_t addr)
 								      us->nr_maps + 1, sizeof(*us->maps)))
 				continue;
 			us->maps[us->nr_maps].start = ml.start;
+			us->maps[us->nr_maps].anon = !ml.ino && (!ml.name[0] || ml.name[0] == '[');
 			us->maps[us->nr_maps++].end = ml.end;
 		}
 		if (f)
 			fclose(f);
 	}
 	for (i = 0; i < us->nr_maps; i++)
-		if (addr >= us->maps[i].start && addr < us->maps[i].end)
+		if (addr >= us->maps[i].start && addr < us->maps[i].end) {
+			*anon = us->maps[i].anon;
 			return us->maps[i].end;
+		}
 	return 0;
 }
 
@@ -187,42 +212,43 @@ static uint64_t switches_of(uint32_t tgid, uint32_t tid)
 /*
  * A thread blocked at the start: its stack read now, and kept only if it has
  * not switched since it was seen blocked (else the copy is of another moment).
+ * Read only where no file is mapped: a page of a file is read from its file
+ * system, and a user's (FUSE) may never answer, and not even SIGKILL ends that
+ * wait. (What a thread of theirs maps there between this look and the read is
+ * not seen: a race the attacker must win on every try, left in doc/limits.md.)
  */
 static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 {
-	uint64_t ips[OFFCPU_MAX_STACK_DEPTH], sp = sn->regs[7], end;
-	bool complete = false;
+	uint64_t ips[OFFCPU_MAX_STACK_DEPTH], sp = sn->regs[7], end, t0 = now_ns(), first = 0;
+	bool complete = false, anon = false;
 	struct iovec local = { us->buf, 0 }, remote = { (void *)(uintptr_t)sp, 0 };
+	char comm[16] = "";
 	struct ustack *u;
 	ssize_t got = -1;
-	int n = 0;
+	int n = 0, ran = 0, in_file = 0;
 
-	uint64_t t0 = now_ns();
-
-	us->st.start++;
-	us->st.start_began += sn->began != 0;
-	if (sn->began && (!us->st.first_began || sn->began < us->st.first_began)) {
+	if (sn->began) {
 		char path[96];
 		FILE *f;
 
-		us->st.first_began = sn->began;
-		us->st.first_tid = sn->tid;
-		us->st.first_comm[0] = 0;
+		pthread_mutex_lock(&us->lock);
+		first = !us->st.first_began || sn->began < us->st.first_began;
+		pthread_mutex_unlock(&us->lock);
 		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", sn->tgid, sn->tid);
-		f = fopen(path, "re");
-		if (f && fgets(us->st.first_comm, sizeof(us->st.first_comm), f) &&
-		    strlen(us->st.first_comm) && us->st.first_comm[strlen(us->st.first_comm) - 1] == '\n')
-			us->st.first_comm[strlen(us->st.first_comm) - 1] = 0;
+		f = first ? fopen(path, "re") : NULL;
+		if (f && fgets(comm, sizeof(comm), f) && strlen(comm) && comm[strlen(comm) - 1] == '\n')
+			comm[strlen(comm) - 1] = 0;
 		if (f)
 			fclose(f);
 	}
-	end = mapping_end(us, sn->tgid, sp);
-	if (end > sp) {
+	end = mapping_end(us, sn->tgid, sp, &anon);
+	in_file = end > sp && !anon;
+	if (end > sp && anon) {
 		local.iov_len = remote.iov_len = end - sp < sizeof(us->buf) ? end - sp : sizeof(us->buf);
 		got = process_vm_readv((pid_t)sn->tgid, &local, 1, &remote, 1, 0);
 	}
 	if (got > 0 && switches_of(sn->tgid, sn->tid) != sn->switches) {
-		us->st.start_ran++;
+		ran = 1;
 		got = -1;
 	}
 	if (got > 0)
@@ -230,6 +256,16 @@ static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 					       sn->regs[16], us->buf, (size_t)got, ips,
 					       OFFCPU_MAX_STACK_DEPTH - 1, &complete);
 	n = end_mark(ips, n, complete);
+	pthread_mutex_lock(&us->lock);
+	us->st.start++;
+	us->st.start_began += sn->began != 0;
+	us->st.start_ran += ran;
+	us->st.start_in_file += in_file;
+	if (sn->began && (!us->st.first_began || sn->began < us->st.first_began)) {
+		us->st.first_began = sn->began;
+		us->st.first_tid = sn->tid;
+		memcpy(us->st.first_comm, comm, sizeof(comm));
+	}
 	if (n > 0)
 		us->st.start_unwound++;
 	us->st.short_walks += n > 0 && !complete;
@@ -239,19 +275,17 @@ static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 	if (u && !grow_array((void **)&us->starts, &us->cap_starts, us->nr_starts + 1,
 			     sizeof(*us->starts)))
 		us->starts[us->nr_starts++] = (uint32_t)(u - us->v);
+	pthread_mutex_unlock(&us->lock);
 }
 
 /* A walk that met code with no table yet: unwound from its copy. */
 static void on_defer(struct userstacks *us, const struct offcpu_snap_defer *d)
 {
-	uint64_t ips[OFFCPU_MAX_STACK_DEPTH];
+	uint64_t ips[OFFCPU_MAX_STACK_DEPTH], t0 = now_ns();
 	size_t len = d->h.copy_len < sizeof(d->stack) ? d->h.copy_len : sizeof(d->stack);
 	bool complete = false;
 	int n;
 
-	uint64_t t0 = now_ns();
-
-	us->st.deferred++;
 	/* a process not loaded yet may have exec'd since libdw last saw it: its
 	 * mappings read anew, or a pc where the old program had a module would
 	 * be unwound by the wrong tables (a pc in no module known makes libdw
@@ -261,31 +295,35 @@ static void on_defer(struct userstacks *us, const struct offcpu_snap_defer *d)
 	n = unwind_oracle__unwind_regs(us->oracle, (int)d->h.tgid, (int)d->h.tid, (const uint64_t *)d->h.regs,
 				       d->h.regs[16], d->stack, len, ips, OFFCPU_MAX_STACK_DEPTH - 1,
 				       &complete);
+	pthread_mutex_lock(&us->lock);
+	us->st.deferred++;
 	us->st.deferred_ns += now_ns() - t0;
 	/* a lone pc is libdw's answer when it knows nothing of the process */
 	if (n <= 1) {
 		us->st.deferred_failed++;
+		pthread_mutex_unlock(&us->lock);
 		pr_debug("tid %u: a walk that stopped (reason %u) not finished in user space: %s",
 			 d->h.tid, d->h.state, n < 0 ? strerror(-n) : "libdw found no caller");
 		return;
 	}
-	pr_debug("tid %u: a walk that stopped (reason %u) finished in user space: %d frames, %s",
-		 d->h.tid, d->h.state, n, complete ? "to the outermost one" : "not to the outermost");
 	n = end_mark(ips, n, complete);
 	if (keep(us, &d->h, ips, n)) {
 		us->st.deferred_unwound++;
 		us->st.finished[d->h.state & 15]++;
 		us->st.short_walks += !complete;
 	}
+	pthread_mutex_unlock(&us->lock);
+	pr_debug("tid %u: a walk that stopped (reason %u) finished in user space: %d frames, %s",
+		 d->h.tid, d->h.state, n, complete ? "to the outermost one" : "not to the outermost");
 }
 
-/* Called under the lock, by ring_buffer__consume(). */
+/* Called by ring_buffer__consume(), on the reader thread, without the lock. */
 static int on_snap(void *ctx, void *data, size_t size)
 {
 	struct userstacks *us = ctx;
 	const struct offcpu_snap *sn = data;
 
-	if (size < sizeof(*sn))
+	if (size < sizeof(*sn) || us->stop)
 		return 0;
 	if (sn->kind == OFFCPU_SNAP_START)
 		on_start(us, sn);
@@ -294,67 +332,71 @@ static int on_snap(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int userstacks__drain(struct userstacks *us)
-{
-	int n;
-
-	pthread_mutex_lock(&us->lock);
-	us->maps_tgid = 0; /* mappings read anew, once a drain */
-	n = ring_buffer__consume(us->rb);
-	pthread_mutex_unlock(&us->lock);
-	return n < 0 ? n : 0;
-}
-
+/* The reader: every pass reads what the buffer holds, then answers the requests it took. */
 static void *run(void *arg)
 {
 	struct userstacks *us = arg;
-	int efd = ring_buffer__epoll_fd(us->rb);
+	uint64_t ticket;
 
 	while (!us->stop) {
 		struct epoll_event ev;
 
-		/* wait without the lock; what arrived is read under it */
-		if (epoll_wait(efd, &ev, 1, 50) > 0)
-			userstacks__drain(us);
+		epoll_wait(us->epfd, &ev, 1, 50);
+		eventfd_read(us->efd, &(eventfd_t){ 0 });
+		pthread_mutex_lock(&us->lock);
+		ticket = us->serving = us->asked;
+		us->busy_since = now_ns();
+		pthread_mutex_unlock(&us->lock);
+		us->maps_tgid = 0; /* mappings read anew, once a pass */
+		ring_buffer__consume(us->rb);
+		pthread_mutex_lock(&us->lock);
+		us->served = ticket;
+		us->busy_since = 0;
+		pthread_cond_broadcast(&us->served_cond);
+		pthread_mutex_unlock(&us->lock);
 	}
 	return NULL;
 }
 
 /*
- * The lock for a lookup from the record path: never waited on for long (the
- * reader may be stuck on another user's file that blocks); a lookup that
- * cannot have it finds nothing.
+ * Ask the reader for a pass and wait for it, @ms at most, and not at all
+ * while a pass of the reader has lasted longer than that already (it is
+ * stuck, or slow on something another user controls). Under the lock.
  */
-static bool lock_briefly(struct userstacks *us)
+static void ask_and_wait(struct userstacks *us, unsigned ms)
 {
 	struct timespec until;
+	uint64_t ticket;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += 100000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	if (pthread_mutex_timedlock(&us->lock, &until)) {
+	if (!us->running || (us->busy_since && now_ns() - us->busy_since > ms * 1000000ULL)) {
 		us->st.busy++;
-		return false;
+		return;
 	}
-	return true;
+	ticket = ++us->asked;
+	eventfd_write(us->efd, 1);
+	until = worker__deadline(ms);
+	while (us->served < ticket)
+		if (pthread_cond_timedwait(&us->served_cond, &us->lock, &until)) {
+			us->st.busy++;
+			break;
+		}
+}
+
+int userstacks__drain(struct userstacks *us)
+{
+	pthread_mutex_lock(&us->lock);
+	ask_and_wait(us, USERSTACKS_DRAIN_MS);
+	pthread_mutex_unlock(&us->lock);
+	return 0;
 }
 
 int userstacks__start(struct userstacks *us)
 {
-	sigset_t all, old;
-	int err;
+	int err = worker__start(&us->thread, run, us);
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(&us->thread, NULL, run, us);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		return -err;
-	us->running = true;
-	return 0;
+	if (!err)
+		us->running = true;
+	return err;
 }
 
 size_t userstacks__start_stack(struct userstacks *us, uint32_t tid, const uint64_t **ips,
@@ -364,8 +406,7 @@ size_t userstacks__start_stack(struct userstacks *us, uint32_t tid, const uint64
 	uint64_t *v;
 	size_t n = 0;
 
-	if (!lock_briefly(us))
-		return 0;
+	pthread_mutex_lock(&us->lock);
 	v = hashmap__find(&us->index, &k, sizeof(k));
 	if (v) {
 		*ips = us->v[*v].ips;
@@ -400,12 +441,11 @@ size_t userstacks__deferred(struct userstacks *us, uint32_t tid, uint32_t id,
 	uint64_t *v;
 	size_t n = 0;
 
-	if (!lock_briefly(us))
-		return 0;
-	/* the walk may still wait in the buffer: read it first */
+	pthread_mutex_lock(&us->lock);
+	/* the walk may still wait in the buffer: the reader is asked for it */
 	v = hashmap__find(&us->index, &k, sizeof(k));
 	if (!v) {
-		ring_buffer__consume(us->rb);
+		ask_and_wait(us, USERSTACKS_DEFER_MS);
 		v = hashmap__find(&us->index, &k, sizeof(k));
 	}
 	if (v) {
@@ -431,7 +471,10 @@ void userstacks__free(struct userstacks *us)
 		return;
 	if (us->running) {
 		us->stop = 1;
-		pthread_join(us->thread, NULL);
+		eventfd_write(us->efd, 1);
+		if (!worker__join_within(us->thread, USERSTACKS_STOP_MS,
+					 "the reader of stacks finished in user space"))
+			return; /* it keeps what it uses, until the process exits */
 	}
 	ring_buffer__free(us->rb);
 	unwind_oracle__free(us->oracle);
@@ -441,6 +484,11 @@ void userstacks__free(struct userstacks *us)
 	free(us->starts);
 	free(us->maps);
 	hashmap__free(&us->index);
+	if (us->efd >= 0)
+		close(us->efd);
+	if (us->epfd >= 0)
+		close(us->epfd);
+	pthread_cond_destroy(&us->served_cond);
 	pthread_mutex_destroy(&us->lock);
 	free(us);
 }

@@ -14,8 +14,12 @@
  *
  * Unwinding is libdw's (src/unwind/oracle.c, as perf report does for perf
  * record --call-graph dwarf), from all general registers. A thread of its
- * own reads the ring buffer as it fills; the record path asks for the
- * frames when it writes a block's call chain. Thread-safe.
+ * own reads the ring buffer as it fills, and reads and unwinds without the
+ * lock: what another user controls (a file that blocks, a stack in a mapped
+ * file) can hold up that thread, never a lookup. The record path asks for the
+ * frames when it writes a block's call chain, and waits for the reader a
+ * bounded time; the reader is left behind at the end if it does not stop
+ * within USERSTACKS_STOP_MS. Thread-safe.
  */
 #ifndef OFFCPU_RECORD_USERSTACKS_H
 #define OFFCPU_RECORD_USERSTACKS_H
@@ -25,16 +29,21 @@
 
 struct userstacks;
 
+#define USERSTACKS_DRAIN_MS 1000 /* the start waits this long at most for the start's stacks */
+#define USERSTACKS_DEFER_MS 20 /* a lookup waits this long at most for a walk still unread */
+#define USERSTACKS_STOP_MS 1000
+
 struct userstacks_stats {
 	uint64_t start; /* threads blocked at the start, sent */
 	uint64_t start_unwound; /* of them, with a stack */
 	uint64_t start_ran; /* of them, run before their stack was read (left unknown) */
+	uint64_t start_in_file; /* of them, whose stack pointer was in a mapped file (not read) */
 	uint64_t start_began; /* of them, with the time their block began */
 	uint64_t deferred; /* walks sent to be finished */
 	uint64_t deferred_unwound; /* of them, finished */
 	uint64_t deferred_failed; /* of them, not: the process gone, libdw could not */
 	uint64_t kept_full; /* finished stacks not kept: the memory for them was full */
-	uint64_t busy; /* lookups that found the reader busy (a file that blocks) */
+	uint64_t busy; /* lookups that did not wait for the reader (busy or slow) */
 	uint64_t start_ns, deferred_ns; /* time spent reading and unwinding them */
 	uint64_t finished[16]; /* deferred walks finished, by where the BPF walk stopped */
 	uint64_t short_walks; /* of the finished and the start's, those libdw stopped short (marked) */
@@ -48,7 +57,8 @@ struct userstacks_stats {
 struct userstacks *userstacks__new(int fd);
 /* Read the ring buffer from a thread of its own, until userstacks__free(). */
 int userstacks__start(struct userstacks *us);
-/* Read what the ring buffer holds now, in this thread (the start's threads). */
+/* Have the reader read what the ring buffer holds now (the start's threads), and wait for
+ * it USERSTACKS_DRAIN_MS at most. */
 int userstacks__drain(struct userstacks *us);
 /*
  * The user stack of thread @tid's block under way at the start: its number

@@ -27,6 +27,25 @@
 
 #define SLOW_NS 1000000000ULL /* a fetch this long is said while it runs */
 
+/*
+ * The client's bounds where the environment sets none (its own defaults:
+ * 90 s for the first 100 KB, two retries, no bound on time or size, so a
+ * server that accepts and never answers held a report 271 s, and one that
+ * sends 1.5 GB had it cached whole): a report waits for a server at most
+ * DEBUGINFOD_TIMEOUT once (no more fetches after a failure), a file at most
+ * DEBUGINFOD_MAXTIME, and takes none over DEBUGINFOD_MAXSIZE; all fetches
+ * together at most DEBUGINFO_TOTAL_MS, after which none is begun.
+ */
+static const struct {
+	const char *name, *value;
+} client_defaults[] = {
+	{ "DEBUGINFOD_TIMEOUT", "10" },
+	{ "DEBUGINFOD_RETRY_LIMIT", "0" },
+	{ "DEBUGINFOD_MAXTIME", "60" },
+	{ "DEBUGINFOD_MAXSIZE", "1073741824" },
+};
+#define DEBUGINFO_TOTAL_MS 120000
+
 struct debuginfo {
 	const char *urls; /* DEBUGINFOD_URLS, NULL when unset or empty */
 	debuginfod_client *client;
@@ -39,6 +58,10 @@ struct debuginfo {
 	const char *what;
 	uint64_t start;
 	bool said;
+	uint64_t spent_ns; /* in fetches so far */
+	uint64_t maxsize; /* DEBUGINFOD_MAXSIZE, 0: none */
+	bool over; /* the total bound was reached: no more fetches */
+	bool too_large; /* the fetch under way was stopped: more than DEBUGINFOD_MAXSIZE */
 };
 
 struct debuginfo *debuginfo__new(void)
@@ -46,10 +69,17 @@ struct debuginfo *debuginfo__new(void)
 	struct debuginfo *di = calloc(1, sizeof(*di));
 	const char *urls = getenv("DEBUGINFOD_URLS");
 
+	const char *max;
+	size_t i;
+
 	if (!di)
 		return NULL;
 	if (urls && urls[strspn(urls, " \t")])
 		di->urls = urls;
+	for (i = 0; di->urls && i < sizeof(client_defaults) / sizeof(client_defaults[0]); i++)
+		setenv(client_defaults[i].name, client_defaults[i].value, 0);
+	max = getenv("DEBUGINFOD_MAXSIZE");
+	di->maxsize = max ? strtoull(max, NULL, 10) : 0;
 	return di;
 }
 
@@ -106,14 +136,28 @@ static int progress(debuginfod_client *c, long done, long total)
 {
 	struct debuginfo *di = debuginfod_get_user_data(c);
 
-	if (di && !di->said && now_ns() - di->start >= SLOW_NS) {
-		const char *t = getenv("DEBUGINFOD_TIMEOUT");
+	if (!di)
+		return 0;
+	if (!di->said && now_ns() - di->start >= SLOW_NS) {
+		const char *t = getenv("DEBUGINFOD_TIMEOUT"), *m = getenv("DEBUGINFOD_MAXTIME");
 
 		di->said = true;
-		say("fetching debug info for %s from debuginfod (%s; a try gives up after %s s "
-		    "without data, DEBUGINFOD_TIMEOUT)...", di->what, di->urls, t && *t ? t : "90");
+		say("fetching debug info for %s from debuginfod (%s; it gives up after %s s "
+		    "without data, DEBUGINFOD_TIMEOUT, or %s s in all, DEBUGINFOD_MAXTIME)...",
+		    di->what, di->urls, t && *t ? t : "90", m && *m ? m : "no bound of");
 	}
-	return 0; /* go on: the client's own timeouts bound the wait */
+	/* what a server sends past the size it may (one it announces, the client
+	 * refuses itself: DEBUGINFOD_MAXSIZE) */
+	if (di->maxsize && done > 0 && (uint64_t)done > di->maxsize) {
+		di->too_large = true;
+		return 1;
+	}
+	/* all fetches of this report together */
+	if (di->spent_ns + (now_ns() - di->start) > DEBUGINFO_TOTAL_MS * 1000000ULL) {
+		di->over = true;
+		return 1;
+	}
+	return 0;
 }
 
 static bool client(struct debuginfo *di)
@@ -152,16 +196,26 @@ const char *debuginfo__fetch(struct debuginfo *di, const uint8_t *id, size_t len
 		return NULL;
 	if (!created) /* one attempt per build id */
 		return *v ? di->paths[*v - 1] : NULL;
-	if (di->failed || !client(di))
+	if (di->failed || di->over || !client(di))
 		return NULL;
 	di->tried++;
 	di->what = what;
 	di->said = false;
+	di->too_large = false;
 	di->start = now_ns();
 	fd = debuginfod_find_debuginfo(di->client, id, (int)len, &path);
+	di->spent_ns += now_ns() - di->start;
 	ms = (now_ns() - di->start) / 1000000;
+	if (fd < 0 && di->over) {
+		free(path);
+		pr_warn("debuginfod: fetches stopped after %u s in all (no more in this report): %s "
+			"stays without debug info", DEBUGINFO_TOTAL_MS / 1000, what);
+		return NULL;
+	}
 	if (fd < 0) {
 		free(path);
+		if (di->too_large)
+			fd = -EFBIG; /* stopped here: whatever the client says */
 		if (fd == -ENOENT) { /* the server has none: it is not the server's fault */
 			if (di->said)
 				say("debuginfod has no debug info for %s (%llu.%llu s)", what,
@@ -172,9 +226,10 @@ const char *debuginfo__fetch(struct debuginfo *di, const uint8_t *id, size_t len
 		}
 		di->failed = true;
 		pr_warn("debuginfod: no debug info for %s after %llu.%llu s: %s; no more fetches in "
-			"this report (DEBUGINFOD_TIMEOUT, DEBUGINFOD_RETRY_LIMIT and DEBUGINFOD_MAXTIME "
-			"bound a fetch)", what, (unsigned long long)(ms / 1000),
-			(unsigned long long)(ms % 1000 / 100), strerror(-fd));
+			"this report (DEBUGINFOD_TIMEOUT, DEBUGINFOD_RETRY_LIMIT, DEBUGINFOD_MAXTIME "
+			"and DEBUGINFOD_MAXSIZE bound a fetch)", what, (unsigned long long)(ms / 1000),
+			(unsigned long long)(ms % 1000 / 100),
+			fd == -EFBIG ? "larger than DEBUGINFOD_MAXSIZE" : strerror(-fd));
 		return NULL;
 	}
 	close(fd);

@@ -4,8 +4,11 @@
  * gdb use), for the symbolizer's binaries that have no symbols or DWARF of
  * their own and no debug file on this machine. On only when DEBUGINFOD_URLS
  * names a server; the client's cache is DEBUGINFOD_CACHE_PATH (else
- * ~/.cache/debuginfod_client), its timeouts DEBUGINFOD_TIMEOUT (90 s without
- * progress by default) and DEBUGINFOD_MAXTIME.
+ * ~/.cache/debuginfod_client), its bounds DEBUGINFOD_TIMEOUT,
+ * DEBUGINFOD_RETRY_LIMIT, DEBUGINFOD_MAXTIME and DEBUGINFOD_MAXSIZE, set by
+ * offcpu where the environment does not (10 s without data, no retry, 60 s
+ * and 1 GiB a file; debuginfo.c), and all fetches of a report together at
+ * most 120 s.
  *
  * Bounded: each build id is asked for once per report, whatever the number
  * of binaries or paths that carry it; a server that fails (no connection,

@@ -18,6 +18,8 @@
 #include "perfetto.h"
 #include "timeline.h"
 #include "locks.h"
+#include "critpath.h"
+#include "unnamed.h"
 #include "session.h"
 #include "../util/outfile.h"
 #include "../util/util.h"
@@ -43,12 +45,13 @@ enum {
 	OPT_TIMELINE,
 	OPT_LOCKS,
 	OPT_FAIL_ON_DEADLOCK,
+	OPT_CRITICAL_PATH,
 };
 
 struct report_opts {
 	struct session_opts s;
 	struct text_opts t;
-	bool folded, json, states, wakers;
+	bool folded, json, states, wakers, critical_path, sorted;
 	bool locks, fail_on_deadlock; /* --locks, --fail-on-deadlock (locks.h) */
 	const char *pprof, *svg, *perfetto, *timeline;
 	char *comm_buf;
@@ -107,6 +110,13 @@ static const struct argp_option report_options[] = {
 	{ "states", OPT_STATES, 0, 0, "Root each folded, SVG and pprof stack of a wait with the "
 				      "state it waited in: [S], [D], [preempted], [runqueue], [T], [I] "
 				      "([?]: not recorded)", 1 },
+	{ "critical-path", OPT_CRITICAL_PATH, 0, 0, "What the waits of the threads --tid, --pid or "
+						    "--comm name (the roots; --time: a window) were "
+						    "really waiting for: each instant charged to one "
+						    "thread on the path through their wakers, with its "
+						    "state and stack; a table, or --folded, --svg, "
+						    "--pprof; record it with offcpu record "
+						    "--critical-path", 1 },
 	{ 0, 0, 0, 0, "Filters:", 2 },
 	{ "event", 'e', "NAME", 0, "Only this event (e.g. offcpu-time, cpu-clock); folded, pprof and "
 				   "svg show one event: this, else offcpu-time, else the first", 2 },
@@ -183,7 +193,8 @@ static const char report_doc[] =
 	"  offcpu report -i app.data --perfetto app.pftrace   # then ui.perfetto.dev\n"
 	"  offcpu report -i app.data --timeline app.html      # open it offline\n"
 	"  offcpu report -i app.data --locks                  # record --wait-objects\n"
-	"  offcpu report -i hung.data --fail-on-deadlock";
+	"  offcpu report -i hung.data --fail-on-deadlock\n"
+	"  offcpu report -i app.data --critical-path --comm request";
 
 static int parse_sort(struct text_opts *o, const char *arg)
 {
@@ -272,6 +283,7 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		o->s.force = true;
 		break;
 	case 's':
+		o->sorted = true;
 		err = parse_sort(&o->t, arg);
 		if (err)
 			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym, state, waker, "
@@ -323,6 +335,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 	case OPT_TIMELINE:
 		o->timeline = arg;
 		break;
+	case OPT_CRITICAL_PATH:
+		o->critical_path = true;
+		break;
 	case OPT_PID:
 		if (parse_int_list(arg, &o->s.pids, &o->s.nr_pids))
 			argp_error(st, "invalid --pid '%s'", arg);
@@ -367,8 +382,7 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
  * --svg and --pprof files: made through outfile, so a planted symlink or
  * another user's file at the name is refused, not followed or overwritten.
  */
-static int write_output(const struct profile *p, int ev, const char *path, const char *input,
-			bool svg)
+int write_output(const struct profile *p, int ev, const char *path, const char *input, bool svg)
 {
 	struct outfile f;
 	FILE *fp;
@@ -504,117 +518,32 @@ static int trace_close(struct trace_out *o, int ret)
 	return ret ?: err;
 }
 
-struct unnamed_obj {
-	uint32_t dso;
-	uint64_t value;
-};
-
-static int cmp_unnamed(const void *a, const void *b)
+/* --critical-path: its own session and outputs (critpath.h); the exit status */
+static int critical_path(const struct report_opts *o)
 {
-	const struct unnamed_obj *x = a, *y = b;
+	struct critpath_report r = { .folded = o->folded, .svg = o->svg, .pprof = o->pprof,
+				     .min_percent = o->t.min_percent };
+	const char *other = o->json ? "--json" : o->perfetto ? "--perfetto" :
+			    o->timeline ? "--timeline" : o->wakers ? "--wakers" :
+			    o->states ? "--states" : o->sorted ? "--sort" :
+			    o->locks ? "--locks" : o->fail_on_deadlock ? "--fail-on-deadlock" :
+			    o->s.event ? "--event" : NULL;
 
-	return (x->value < y->value) - (x->value > y->value);
-}
-
-/*
- * One line on stderr when user frames stayed without a symbol (named
- * OBJ+0xOFFSET): how many, the share of the off-CPU time (else of the
- * samples) whose stacks hold one, their objects (most time first), and what
- * would name them. Nothing when every frame has a name, or when the output
- * shows no frame (a table without sym among its keys).
- */
-static void warn_unnamed(const struct profile *p, const struct debuginfo_stats *di)
-{
-	uint8_t *mark = calloc(p->nr_frames ? p->nr_frames : 1, 1); /* 1 unnamed, 2 and seen */
-	struct unnamed_obj *objs = calloc(p->nr_dsos ? p->nr_dsos : 1, sizeof(*objs));
-	uint64_t total = 0, with = 0;
-	unsigned nframes = 0, shown = 0, nfiles = 0;
-	bool offcpu = false, files = false, anon = false, one;
-	char list[512] = "", share[32];
-	size_t len = 0;
-	uint32_t i, k;
-
-	if (!mark || !objs)
-		goto out;
-	for (i = 0; i < p->nr_frames; i++)
-		mark[i] = resolver__unnamed(p, i);
-	for (i = 0; i < p->nr_rows; i++)
-		offcpu |= p->events[p->rows[i].event].offcpu && !profile__row_empty(&p->rows[i]);
-	for (i = 0; i < p->nr_rows; i++) {
-		const struct profile_row *r = &p->rows[i];
-		uint64_t v = offcpu ? r->period : r->count;
-		uint32_t dsos[16], nd = 0, nr, d, j;
-		const uint32_t *fr;
-		bool any = false;
-
-		if (profile__row_empty(r) || (offcpu && !p->events[r->event].offcpu) ||
-		    r->stack >= p->nr_stacks)
-			continue;
-		total += v;
-		fr = profile__stack_frames(p, r->stack, &nr);
-		for (k = 0; k < nr; k++) {
-			if (fr[k] >= p->nr_frames || !mark[fr[k]])
-				continue;
-			any = true;
-			nframes += mark[fr[k]] == 1;
-			mark[fr[k]] = 2;
-			d = p->frames[fr[k]].dso;
-			for (j = 0; j < nd && dsos[j] != d; j++) /* the row's objects, each once */
-				;
-			if (j == nd && nd < ARRAY_SIZE(dsos))
-				dsos[nd++] = d;
-		}
-		if (!any)
-			continue;
-		with += v;
-		for (k = 0; k < nd; k++) {
-			objs[dsos[k]].dso = dsos[k] + 1;
-			objs[dsos[k]].value += v;
-		}
+	if (other) {
+		pr_err("--critical-path and %s cannot be combined: give %s a report of its own",
+		       other, other);
+		return 2;
 	}
-	if (!nframes || !total)
-		goto out;
-	qsort(objs, p->nr_dsos, sizeof(*objs), cmp_unnamed);
-	for (k = 0; k < p->nr_dsos && objs[k].dso; k++) {
-		const char *path = strtab__get(&p->str, p->dsos[objs[k].dso - 1].name);
-		bool file = path[0] == '/' && path[1] != '/';
-
-		nfiles += file;
-		anon |= !file;
-		if (shown < 4 && len < sizeof(list) - 1) {
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", shown ? ", " : "",
-						strtab__get(&p->str, p->dsos[objs[k].dso - 1].short_name));
-			shown++;
-		}
+	if (!o->s.nr_pids && !o->s.nr_tids && !o->s.nr_comms) {
+		pr_err("--critical-path needs its roots: the threads whose waits it follows "
+		       "(--tid, --pid or --comm)");
+		return 2;
 	}
-	if (k > shown && len < sizeof(list) - 1)
-		snprintf(list + len, sizeof(list) - len, " and %u more", k - shown);
-	if (with * 1000 < total)
-		snprintf(share, sizeof(share), "less than 0.1%%");
-	else
-		snprintf(share, sizeof(share), "%.1f%%", 100.0 * (double)with / (double)total);
-	files = nfiles > 0;
-	one = nfiles == 1;
-	pr_warn("%u frame%s in %s of the %s %s no symbol, in %s: %s%s%s", nframes,
-		nframes == 1 ? "" : "s", share, offcpu ? "off-CPU time" : "samples",
-		nframes == 1 ? "has" : "have", list,
-		!files ? "" :
-		!di->enabled ? (one ? "install its -dbgsym package (or put its debug file under "
-				      "--debug-dir), or set DEBUGINFOD_URLS to a debuginfod server" :
-				      "install their -dbgsym packages (or put their debug files under "
-				      "--debug-dir), or set DEBUGINFOD_URLS to a debuginfod server") :
-		di->failed ? (one ? "debuginfod failed (said above); install its -dbgsym package" :
-				    "debuginfod failed (said above); install their -dbgsym packages") :
-			     (one ? "debuginfod (DEBUGINFOD_URLS) has no debug info for it either; "
-				    "install its -dbgsym package" :
-				    "debuginfod (DEBUGINFOD_URLS) has no debug info for them either; "
-				    "install their -dbgsym packages"),
-		files && anon ? "; " : "",
-		anon ? "code in memory without a file (JIT) is named only by its runtime's perf map" :
-		       "");
-out:
-	free(mark);
-	free(objs);
+	if ((!!o->folded + (o->svg && !strcmp(o->svg, "-")) + (o->pprof && !strcmp(o->pprof, "-"))) > 1) {
+		pr_err("two outputs would both write to standard output: give --svg and --pprof files");
+		return 2;
+	}
+	return critpath__report(&o->s, &r) ? 1 : 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -659,6 +588,8 @@ int cmd_report(int argc, char **argv)
 		       "give --timeline a file");
 		return 2;
 	}
+	if (o.critical_path)
+		return critical_path(&o);
 	if (o.perfetto) {
 		/* the profile is initialised by the session; the trace only keeps its address */
 		ret = trace_open(&trace, o.perfetto, &p);

@@ -101,14 +101,16 @@ bool resolver__unnamed(const struct profile *p, uint32_t frame)
 }
 
 /* Resolve one address to frames (innermost first) into @out; returns how many. */
-static int resolve_addr(struct resolver *r, const struct addrspace *as, uint8_t ctx,
-			uint64_t addr, bool ret, uint32_t *out, int max)
+static int resolve_addr(struct resolver *r, const struct addrspace *as,
+			const struct rangeset *named, uint8_t ctx, uint64_t addr, bool ret,
+			uint32_t *out, int max)
 {
 	struct profile_frame f = { 0 };
 	struct sym_frame sf[MAX_INLINE];
 	const struct vmap *vm;
 	const struct mapobj *m;
 	uint64_t off, key[2], *v;
+	uint32_t obj;
 	int created, n, i;
 
 	if (ctx == PERF_RECORD_MISC_KERNEL) {
@@ -121,15 +123,21 @@ static int resolve_addr(struct resolver *r, const struct addrspace *as, uint8_t 
 		out[0] = profile__frame(r->p, &f);
 		return out[0] == UINT32_MAX ? -ENOMEM : 1;
 	}
-	vm = addrspace__find(as, addr);
-	m = vm ? threads__obj(r->th, vm->obj) : NULL;
+	/* named code first: JIT code lies in an anonymous mapping */
+	if (named && rangeset__find(named, addr, &obj)) {
+		vm = NULL;
+		m = threads__obj(r->th, obj);
+	} else {
+		vm = addrspace__find(as, addr);
+		m = vm ? threads__obj(r->th, vm->obj) : NULL;
+	}
 	if (!m) {
 		f.dso = UINT32_MAX;
 		f.sym = r->unknown;
 		out[0] = profile__frame(r->p, &f);
 		return out[0] == UINT32_MAX ? -ENOMEM : 1;
 	}
-	if (m->kind == MAPOBJ_PY || m->kind == MAPOBJ_JIT) {
+	if (m->kind == MAPOBJ_PY || m->kind == MAPOBJ_JIT || !vm) {
 		/* named code: the mapping is the function (offcpu.h, "Named frames") */
 		f.dso = m->dso;
 		f.sym = m->name;
@@ -337,6 +345,7 @@ static int unwind_user(struct resolver *r, const struct perf_event_attr *attr,
 static uint32_t make_stack(struct resolver *r, uint16_t misc, const struct perf_sample *smp,
 			   const struct addrspace *as, bool chain)
 {
+	const struct rangeset *named = threads__named(r->th, smp->pid);
 	uint32_t tmp[MAX_INLINE];
 	uint8_t ctx = misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	size_t nr = 0, i, user = 0;
@@ -360,12 +369,14 @@ static uint32_t make_stack(struct resolver *r, uint16_t misc, const struct perf_
 			continue;
 		}
 		if (ctx == 0xff) {
-			n = resolve_addr(r, NULL, PERF_RECORD_MISC_USER, ip, false, tmp, MAX_INLINE);
+			n = resolve_addr(r, NULL, NULL, PERF_RECORD_MISC_USER, ip, false, tmp,
+					 MAX_INLINE);
 		} else if (ctx == PERF_RECORD_MISC_USER && chain && i == smp->nr_ips - 1 &&
 			   OFFCPU_UNW_IS_MARK(ip)) {
 			n = mark_frame(r, as, ip, smp->ips + user, i - user, tmp);
 		} else {
-			n = resolve_addr(r, as, ctx, ip, !first, tmp, MAX_INLINE);
+			n = resolve_addr(r, as, ctx == PERF_RECORD_MISC_USER ? named : NULL, ctx, ip,
+					 !first, tmp, MAX_INLINE);
 		}
 		first = false;
 		if (n < 0)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <zlib.h>
 #include <libelf.h>
 #include <elfutils/libdw.h>
 #include <dwarf.h>
@@ -228,17 +229,38 @@ static bool has_section(Elf *elf, const char *name)
 	return find_section(elf, name, &sh) && sh.sh_type != SHT_NOBITS;
 }
 
+/* The GNU debuglink CRC (zlib's CRC-32) of the whole file at @fd; false when it cannot be read. */
+static bool file_crc(int fd, uint32_t *crc)
+{
+	unsigned char *buf = malloc(1 << 20);
+	uLong c = crc32(0L, Z_NULL, 0);
+	off_t off = 0;
+	ssize_t n = -1;
+
+	while (buf && (n = pread(fd, buf, 1 << 20, off)) > 0) {
+		c = crc32(c, buf, (uInt)n);
+		off += n;
+	}
+	free(buf);
+	*crc = (uint32_t)c;
+	return n == 0;
+}
+
 /*
  * A debug file at @path for a binary of build id @id: used only when it has
- * that build id (when the binary has one), so a stale or foreign file is
- * never trusted.
+ * that build id (when the binary has one), and, found by the binary's
+ * .gnu_debuglink (@crc not NULL), only when its CRC is the one the link
+ * gives: a stale or foreign file is never trusted, and a binary without a
+ * build id is matched to nothing else.
  */
-static bool try_debug(struct sym_dso *d, const char *path, const uint8_t *id, size_t id_len)
+static bool try_debug(struct sym_dso *d, const char *path, const uint8_t *id, size_t id_len,
+		      const uint32_t *crc)
 {
 	uint8_t got[20];
+	uint32_t c = 0;
 	size_t n;
 
-	if (!strcmp(path, d->path))
+	if (!strcmp(path, d->path) || (!id_len && !crc))
 		return false;
 	d->dbg = open_elf(path, &d->dbg_fd);
 	if (!d->dbg)
@@ -251,13 +273,20 @@ static bool try_debug(struct sym_dso *d, const char *path, const uint8_t *id, si
 		hex(got, n, b);
 		pr_warn("%s is not the debug file of %s: its build id is %s, not %s; not used", path,
 			d->path, n ? b : "none", a);
-		elf_end(d->dbg);
-		close(d->dbg_fd);
-		d->dbg = NULL;
-		d->dbg_fd = -1;
-		return false;
+		goto refuse;
+	}
+	if (crc && (!file_crc(d->dbg_fd, &c) || c != *crc)) {
+		pr_warn("%s is not the debug file of %s: its CRC is %08x, its .gnu_debuglink says "
+			"%08x; not used", path, d->path, c, *crc);
+		goto refuse;
 	}
 	return true;
+refuse:
+	elf_end(d->dbg);
+	close(d->dbg_fd);
+	d->dbg = NULL;
+	d->dbg_fd = -1;
+	return false;
 }
 
 /*
@@ -280,17 +309,23 @@ static void open_debug(struct symbolizer *s, struct sym_dso *d, const uint8_t *i
 			continue;
 		hex(id, id_len, h);
 		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", roots[r], h, h + 2);
-		if (try_debug(d, path, id, id_len))
+		if (try_debug(d, path, id, id_len, NULL))
 			return;
 	}
 	if (d->elf && (scn = find_section(d->elf, ".gnu_debuglink", &sh))) {
 		Elf_Data *data = elf_getdata(scn, NULL);
 		char dir[4096], *slash;
-		const char *name;
+		const char *name = data && data->d_size ? data->d_buf : NULL;
+		size_t len = name ? strnlen(name, data->d_size) : 0, at = (len + 1 + 3) & ~(size_t)3;
+		uint32_t crc;
 		int i;
 
-		if (data && data->d_size && memchr(data->d_buf, 0, data->d_size)) {
-			name = data->d_buf;
+		/* a file name (never a path: "../" would lead anywhere) and its CRC */
+		if (!name || !len || at + 4 > data->d_size || memchr(name, '/', len) ||
+		    !strcmp(name, ".") || !strcmp(name, ".."))
+			name = NULL;
+		if (name) {
+			memcpy(&crc, (const char *)data->d_buf + at, 4);
 			snprintf(dir, sizeof(dir), "%s", d->path);
 			slash = strrchr(dir, '/');
 			if (slash)
@@ -303,7 +338,8 @@ static void open_debug(struct symbolizer *s, struct sym_dso *d, const uint8_t *i
 						 snprintf(path, sizeof(path), "%s%s/%s", root, dir, name) :
 						 -1;
 
-				if (n > 0 && (size_t)n < sizeof(path) && try_debug(d, path, id, id_len))
+				if (n > 0 && (size_t)n < sizeof(path) &&
+				    try_debug(d, path, id, id_len, &crc))
 					return;
 			}
 		}
@@ -312,7 +348,7 @@ static void open_debug(struct symbolizer *s, struct sym_dso *d, const uint8_t *i
 		const char *fetched = debuginfo__fetch(s->di, id, id_len, d->path);
 
 		if (fetched)
-			try_debug(d, fetched, id, id_len);
+			try_debug(d, fetched, id, id_len, NULL);
 	}
 }
 

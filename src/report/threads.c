@@ -22,12 +22,18 @@ void threads__init(struct threads *t, struct profile *p, struct symbolizer *sym)
 
 void threads__free(struct threads *t)
 {
+	size_t i;
+
 	hashmap__free(&t->comm_of);
 	hashmap__free(&t->pid_of);
 	hashmap__free(&t->exe_of);
 	procmaps__free(&t->maps);
 	hashmap__free(&t->obj_of);
 	free(t->objs);
+	hashmap__free(&t->named_of);
+	for (i = 0; i < t->nr_named; i++)
+		rangeset__free(&t->named[i]);
+	free(t->named);
 	hashmap__free(&t->build_ids);
 	free(t->bids);
 	memset(t, 0, sizeof(*t));
@@ -178,6 +184,8 @@ static int on_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len
 	struct mapobj o = { .kind = py ? MAPOBJ_PY : MAPOBJ_JIT };
 	const char *name = fn + (py ? strlen(OFFCPU_NAMED_PY) : strlen(OFFCPU_NAMED_JIT));
 	size_t n = strlen(name);
+	uint64_t *v;
+	int created;
 	long obj;
 
 	if (py && n > 4 && name[n - 1] == ')') {
@@ -208,7 +216,16 @@ static int on_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len
 	obj = mapobj(t, &o);
 	if (obj < 0)
 		return (int)obj;
-	return procmaps__map(&t->maps, pid, addr, len, 0, (uint32_t)obj);
+	v = hashmap__upsert(&t->named_of, &pid, sizeof(pid), &created);
+	if (!v)
+		return -ENOMEM;
+	if (created) {
+		if (grow_array((void **)&t->named, &t->cap_named, t->nr_named + 1, sizeof(*t->named)))
+			return -ENOMEM;
+		memset(&t->named[t->nr_named], 0, sizeof(*t->named));
+		*v = t->nr_named++;
+	}
+	return rangeset__add(&t->named[*v], addr, len, (uint32_t)obj) == -ENOMEM ? -ENOMEM : 0;
 }
 
 /* A mapping with no file behind it: its offsets mean nothing, its addresses do. */

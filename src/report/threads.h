@@ -19,6 +19,7 @@
 #include "profile.h"
 #include "symbolizer.h"
 #include "../util/procmaps.h"
+#include "../util/ranges.h"
 
 enum mapobj_kind {
 	MAPOBJ_FILE, /* a file: its frames are named by the symbolizer, else OBJ+0xOFFSET */
@@ -51,6 +52,11 @@ struct threads {
 	struct hashmap obj_of; /* mapobj -> index into objs */
 	struct mapobj *objs;
 	size_t nr_objs, cap_objs;
+	/* named code by process: kept apart from the mappings, whose sorted
+	 * array and generation change at each of them (109k names: 266 s) */
+	struct hashmap named_of; /* pid -> index into named */
+	struct rangeset *named; /* value: index into objs */
+	size_t nr_named, cap_named;
 	struct hashmap build_ids; /* path -> index into bids */
 	uint8_t (*bids)[21]; /* [0] = length */
 	size_t nr_bids;
@@ -74,6 +80,14 @@ uint32_t threads__exe(const struct threads *t, uint32_t pid);
 static inline const struct addrspace *threads__maps(const struct threads *t, uint32_t pid)
 {
 	return procmaps__get(&t->maps, pid);
+}
+
+/* The named code of @pid (offcpu.h "Named frames"), or NULL: looked up before its mappings. */
+static inline const struct rangeset *threads__named(const struct threads *t, uint32_t pid)
+{
+	uint64_t *v = hashmap__find(&t->named_of, &pid, sizeof(pid));
+
+	return v ? &t->named[*v] : NULL;
 }
 
 static inline const struct mapobj *threads__obj(const struct threads *t, uint32_t obj)

@@ -128,25 +128,70 @@ static int open_in_root(int pid, const char *name, char **file_name)
 static int elf_in_memory(int fd, Elf **elfp);
 
 /*
- * dwfl_linux_proc_find_elf opens the path of the mapping in offcpu's own mount
- * namespace; deleted files and the vDSO it reads from /proc/PID/mem. The ELF
- * is handed back in memory (mapped), the file closed: 64 processes' modules
+ * The file of @pid's mapping of @name at @base or above, as
+ * /proc/PID/map_files/START-END (the mapped inode itself, deleted or not,
+ * whatever the path names now): a descriptor or -errno.
+ */
+static int open_mapped(int pid, const char *name, Dwarf_Addr base, char **file_name)
+{
+	char path[PATH_MAX + 128], line[PATH_MAX + 128];
+	size_t nlen = strlen(name);
+	int fd = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	while (fd == -ENOENT && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+		size_t len = strlen(line);
+		int at = 0;
+
+		if (len && line[len - 1] == '\n')
+			line[--len] = 0;
+		if (len <= nlen || strcmp(line + len - nlen, name) || line[len - nlen - 1] != ' ' ||
+		    sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &start, &end, &at) != 2 || !at ||
+		    start < base)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid, start, end);
+		fd = objread_open(path, NULL);
+		if (fd >= 0 && !(*file_name = strdup(name))) {
+			close(fd);
+			fd = -ENOMEM;
+		}
+	}
+	fclose(f);
+	return fd;
+}
+
+/*
+ * A mapping's file, as the process sees it (through its root, a
+ * container's), or a deleted one's through map_files; the vDSO (a name in
+ * brackets) libdw reads from /proc/PID/mem. Never libdw's own open of the
+ * path, which waits for a lease's holder (a user's file named "LIB
+ * (deleted)" under a lease held 45 s) and asks any file system. The ELF is
+ * handed back in memory (mapped), the file closed: 64 processes' modules
  * would otherwise hold a descriptor each.
  */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
 		    char **file_name, Elf **elfp)
 {
-	int fd = -1;
+	static const char deleted[] = " (deleted)";
+	size_t len = strlen(name);
+	int fd;
 
-	if (finding_pid > 0 && name[0] == '/') {
+	if (name[0] == '[')
+		return finding_pid > 0 ?
+		       dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp) : -1;
+	if (finding_pid <= 0 || name[0] != '/')
+		return -1;
+	if (len > sizeof(deleted) - 1 && !strcmp(name + len - (sizeof(deleted) - 1), deleted))
+		fd = open_mapped(finding_pid, name, base, file_name);
+	else
 		fd = open_in_root(finding_pid, name, file_name);
-		if (fd == -EINVAL)
-			return -1; /* libdw would open it, and wait on a fifo */
-	}
 	if (fd < 0)
-		fd = dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
-	if (fd < 0 || *elfp)
-		return fd;
+		return -1;
 	return elf_in_memory(fd, elfp);
 }
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hashmap.h"
@@ -83,6 +84,38 @@ uint64_t *hashmap__upsert(struct hashmap *m, const void *key, size_t len, int *c
 	m->len++;
 	*created = 1;
 	return &s->value;
+}
+
+bool hashmap__remove(struct hashmap *m, const void *key, size_t len)
+{
+	size_t mask = m->cap - 1, i, j, home;
+	struct hashmap_slot *s;
+
+	if (!m->cap)
+		return false;
+	s = probe(m, hash_bytes(key, len), key, len);
+	if (!s->hash)
+		return false;
+	free(s->key);
+	m->len--;
+	/* linear probing: later slots of the run move back into the hole, where
+	 * their home slot allows, so that no probe stops short of them */
+	i = (size_t)(s - m->slots);
+	for (j = i;;) {
+		m->slots[i].hash = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (!m->slots[j].hash)
+				return true;
+			home = m->slots[j].hash & mask;
+			/* stays where it is when its home lies cyclically in (i, j] */
+			if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+				continue;
+			break;
+		}
+		m->slots[i] = m->slots[j];
+		i = j;
+	}
 }
 
 void hashmap__free(struct hashmap *m)

@@ -3,6 +3,7 @@
 #ifndef OFFCPU_HASHMAP_H
 #define OFFCPU_HASHMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,8 @@ uint64_t hash_bytes(const void *p, size_t n);
 uint64_t *hashmap__find(const struct hashmap *m, const void *key, size_t len);
 /* Find or insert @key (value 0 when new, *created set). NULL on ENOMEM. */
 uint64_t *hashmap__upsert(struct hashmap *m, const void *key, size_t len, int *created);
+/* Remove @key; false when it was not there. */
+bool hashmap__remove(struct hashmap *m, const void *key, size_t len);
 void hashmap__free(struct hashmap *m);
 
 #endif

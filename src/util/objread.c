@@ -1,42 +1,218 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "objread.h"
+#include "mounts.h"
 
 /* messages name paths: one too long for its buffer is cut, on purpose */
 #if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
 
-int objread_open(const char *path, struct stat *st)
-{
-	struct stat sb, *s = st ? st : &sb;
-	char self[64];
-	int pfd, fd, err;
+#define WALK_DEPTH 64
+#define WALK_LINKS 40
 
-	/* O_PATH: no driver's open, no wait for a writer; only a look */
-	pfd = open(path, O_PATH | O_CLOEXEC);
+static int open_path(const char *path, int flags)
+{
+	int fd = open(path, O_PATH | O_CLOEXEC | flags);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Where the walk of @path begins, and in which process's mount namespace:
+ * /proc/PID/root/REST from that process's root (*@rest = REST); any other
+ * /proc/PID/... path is one open (procfs asks no other file system; a magic
+ * link such as map_files/RANGE lands on its file without a lookup), with
+ * *@rest NULL; anything else from this process's root. Returns an O_PATH
+ * descriptor or -errno.
+ */
+static int walk_start(const char *path, int *pid, const char **rest)
+{
+	const char *p = path + 6;
+	char root[64], *end;
+	long v;
+
+	*pid = 0;
+	*rest = path;
+	if (strncmp(path, "/proc/", 6) || *p < '1' || *p > '9')
+		return open_path("/", O_DIRECTORY);
+	v = strtol(p, &end, 10);
+	if (v <= 0 || v > INT32_MAX || *end != '/')
+		return -EINVAL;
+	*pid = (int)v;
+	if (!strncmp(end, "/root", 5) && (end[5] == '/' || !end[5])) {
+		snprintf(root, sizeof(root), "/proc/%d/root", *pid);
+		*rest = end + 5;
+		return open_path(root, O_DIRECTORY);
+	}
+	*rest = NULL;
+	return open_path(path, 0);
+}
+
+/*
+ * Resolve @rest from @root (taken over) one component at a time, each opened
+ * O_PATH|O_NOFOLLOW from its directory's descriptor and its mount checked
+ * (mounts.h) before anything else is asked of it: no lookup, stat or open
+ * ever reaches a file system a user serves. Symbolic links are followed (as
+ * any reader of the path would), an absolute one from @root: a process's
+ * own root for its paths. Returns an O_PATH descriptor or -errno.
+ */
+static int walk(int root, int pid, const char *rest, unsigned flags)
+{
+	int dirs[WALK_DEPTH], depth = 0, links = 0, fd = -1, err = 0;
+	char *todo = strdup(rest), *c, *next;
+
+	dirs[0] = root;
+	if (!todo) {
+		close(root);
+		return -ENOMEM;
+	}
+	for (c = todo; !err; c = next) {
+		struct stat st;
+
+		while (*c == '/')
+			c++;
+		if (!*c)
+			break;
+		next = c + strcspn(c, "/");
+		if (*next)
+			*next++ = 0;
+		if (!strcmp(c, "."))
+			continue;
+		if (!strcmp(c, "..")) {
+			if (depth)
+				close(dirs[depth--]);
+			continue;
+		}
+		fd = openat(dirs[depth], c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		err = fd < 0 ? -errno : mounts__check_fd(pid, fd);
+		if (!err && fstat(fd, &st))
+			err = -errno;
+		if (err)
+			break;
+		if (S_ISLNK(st.st_mode) && (flags & OBJREAD_NO_LINKS)) {
+			err = -ELOOP;
+			break;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t n = readlinkat(fd, "", target, sizeof(target) - 1);
+			size_t left = strlen(next);
+			char *more;
+
+			close(fd);
+			fd = -1;
+			if (n <= 0 || ++links > WALK_LINKS) {
+				err = n <= 0 ? -EINVAL : -ELOOP;
+				break;
+			}
+			target[n] = 0;
+			/* the rest of the path, after the link's target */
+			more = malloc((size_t)n + left + 2);
+			if (!more) {
+				err = -ENOMEM;
+				break;
+			}
+			snprintf(more, (size_t)n + left + 2, "%s/%s", target, next);
+			free(todo);
+			todo = next = more;
+			if (target[0] == '/')
+				while (depth)
+					close(dirs[depth--]);
+			continue;
+		}
+		if (!*next)
+			break; /* the file */
+		if (!S_ISDIR(st.st_mode) || depth + 1 >= WALK_DEPTH) {
+			err = S_ISDIR(st.st_mode) ? -ENAMETOOLONG : -ENOTDIR;
+			break;
+		}
+		dirs[++depth] = fd;
+		fd = -1;
+	}
+	free(todo);
+	if (!err && fd < 0)
+		fd = dup(dirs[depth]); /* the path names a directory */
+	while (depth >= 0)
+		close(dirs[depth--]);
+	if (err && fd >= 0)
+		close(fd);
+	return err ? err : fd < 0 ? -errno : fd;
+}
+
+/* An O_PATH descriptor of @path, walked and checked as objread_open() says; its stat in @st. */
+static int lookup(const char *path, struct stat *st, unsigned flags)
+{
+	const char *rest;
+	int pfd, pid, err;
+
+	pfd = walk_start(path, &pid, &rest);
 	if (pfd < 0)
-		return -errno;
-	if (fstat(pfd, s)) {
+		return pfd;
+	err = mounts__check_fd(pid, pfd);
+	if (err) {
+		close(pfd);
+		return err;
+	}
+	if (rest && (pfd = walk(pfd, pid, rest, flags)) < 0)
+		return pfd;
+	if (fstat(pfd, st)) {
 		err = -errno;
 		close(pfd);
 		return err;
 	}
+	return pfd;
+}
+
+int objread_stat(const char *path, struct stat *st)
+{
+	int pfd = lookup(path, st, 0);
+
+	if (pfd < 0)
+		return pfd;
+	close(pfd);
+	return 0;
+}
+
+int objread_open(const char *path, struct stat *st)
+{
+	return objread_open_flags(path, st, 0);
+}
+
+int objread_open_flags(const char *path, struct stat *st, unsigned flags)
+{
+	struct stat sb, *s = st ? st : &sb;
+	char self[64];
+	int pfd = lookup(path, s, flags), fd, err;
+
+	if (pfd < 0)
+		return pfd;
 	if (!S_ISREG(s->st_mode)) {
 		close(pfd);
 		return -EINVAL;
 	}
-	/* the same inode as was checked, whatever the path names by now */
+	/* the same inode as was checked; O_NONBLOCK: a lease's holder is not
+	 * waited for (the open fails), a fifo's writer neither */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	err = fd < 0 ? -errno : 0;
 	close(pfd);
 	return fd < 0 ? err : fd;
+}
+
+const char *objread_why(int err)
+{
+	if (err == -EINVAL)
+		return "not a regular file";
+	if (err == -EWOULDBLOCK)
+		return "another process holds a lease on it (not waited for)";
+	return mounts__why(err);
 }
 
 int objread_pread(int fd, void *buf, size_t len, uint64_t off)
@@ -184,7 +360,7 @@ int elfobj__open(struct elfobj *o, const char *path, char *err, size_t errlen)
 	if (fd < 0) {
 		if (err)
 			snprintf(err, errlen, "cannot open it: %s", fd == -EINVAL ?
-				 "not a regular file" : strerror(-fd));
+				 "not a regular file" : objread_why(fd));
 		return fd;
 	}
 	o->fd = fd;

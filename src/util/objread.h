@@ -26,11 +26,29 @@
 #include <sys/stat.h>
 
 /*
- * Open @path for reading if it is a regular file (following symbolic links,
- * as any reader of the path would). Returns a descriptor, or -errno:
- * -EINVAL for anything but a regular file (@st, when given, gets its stat).
+ * Open @path for reading if it is a regular file, as the process of the path
+ * sees it: /proc/PID/root/... from that process's root, /proc/PID/map_files/
+ * RANGE (any /proc/PID/... path) as one open of procfs, anything else from
+ * this process's root. The path is walked one component at a time, each
+ * mount checked before anything is asked of its file system (mounts.h), so
+ * no lookup, stat, open or read reaches a file system a user serves;
+ * symbolic links are followed as any reader of the path would. The open
+ * never waits (O_NONBLOCK: not for a lease's holder, not for a fifo's
+ * writer). Returns a descriptor, or -errno: -EINVAL for anything but a
+ * regular file (@st, when given, gets its stat), -EWOULDBLOCK for a file
+ * under a lease, those of mounts__check() for a mount that is refused.
  */
 int objread_open(const char *path, struct stat *st);
+
+/* The same, where @flags has OBJREAD_NO_LINKS: a symbolic link anywhere is -ELOOP. */
+#define OBJREAD_NO_LINKS 1u
+int objread_open_flags(const char *path, struct stat *st, unsigned flags);
+
+/* The stat of @path, looked up as objread_open() does (any type of file). 0 or -errno. */
+int objread_stat(const char *path, struct stat *st);
+
+/* Why objread_open() said @err, for a message. */
+const char *objread_why(int err);
 
 /* Read @len bytes at @off: 0, or -EIO when the file ended first (it shrank). */
 int objread_pread(int fd, void *buf, size_t len, uint64_t off);

@@ -358,6 +358,14 @@ static int open_in_place(struct outfile *f)
 			    f->final, S_ISFIFO(st.st_mode) ? "fifo" : "device",
 			    (unsigned)st.st_uid);
 	}
+	/* another user's fifo anywhere: opening it waits for their reader, whom
+	 * they may never start, and the recording would be theirs */
+	if (S_ISFIFO(st.st_mode) && st.st_uid != geteuid()) {
+		close(pfd);
+		return fail(f, -EPERM, "refusing to write into %s: a fifo owned by user %u (opening "
+			    "it would wait for their reader; write to standard output with -o - "
+			    "and redirect it instead)", f->final, (unsigned)st.st_uid);
+	}
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
 	f->fd = open(proc, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	if (f->fd < 0 && errno == ENOENT) /* no /proc: by name, and compared below */

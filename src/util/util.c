@@ -12,13 +12,18 @@ int log_verbosity;
 int cmdline_argc;
 char **cmdline_argv;
 
-static void vlog(const char *prefix, const char *fmt, va_list ap)
+/*
+ * @fmt formatted and escaped (str_escape()), but for one newline it may end
+ * with (*@nl): malloc'd, or NULL without memory.
+ */
+static char *format_escaped(const char *fmt, va_list ap, bool *nl)
 {
 	char small[512], *msg = small, *out = NULL;
 	size_t len, need;
 	va_list aq;
 	int n;
 
+	*nl = false;
 	va_copy(aq, ap);
 	n = vsnprintf(small, sizeof(small), fmt, aq);
 	va_end(aq);
@@ -29,19 +34,43 @@ static void vlog(const char *prefix, const char *fmt, va_list ap)
 	}
 	if (n >= 0 && msg) {
 		len = (size_t)n;
-		if (len && msg[len - 1] == '\n')
-			len--; /* the one newline a message may end with is the logger's */
+		if (len && msg[len - 1] == '\n') {
+			len--;
+			*nl = true;
+		}
 		need = str_escape_n(NULL, 0, msg, len);
 		out = malloc(need + 1);
 		if (out)
 			str_escape_n(out, need + 1, msg, len);
 	}
-	/* one call: the line is written whole, not interleaved with another thread's */
+	if (msg != small)
+		free(msg);
+	return out;
+}
+
+static void vlog(const char *prefix, const char *fmt, va_list ap)
+{
+	bool nl;
+	char *out = format_escaped(fmt, ap, &nl);
+
+	/* one call: the line is written whole, not interleaved with another thread's
+	 * (the one newline a message may end with is the logger's) */
 	fprintf(stderr, "offcpu: %s%s\n", prefix,
 		out ? out : "(a message was lost: out of memory)");
 	free(out);
-	if (msg != small)
-		free(msg);
+}
+
+void fprintf_escaped(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	bool nl;
+	char *out;
+
+	va_start(ap, fmt);
+	out = format_escaped(fmt, ap, &nl);
+	va_end(ap);
+	fprintf(f, "%s%s", out ? out : "(a message was lost: out of memory)", nl ? "\n" : "");
+	free(out);
 }
 
 #define DEFINE_LOG(name, level, prefix)                                                    \
@@ -211,6 +240,16 @@ int parse_int_list(const char *s, int **out, size_t *nr)
 bad:
 	free(v);
 	return -EINVAL;
+}
+
+bool int_list_has(const int *l, size_t n, uint32_t v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((uint32_t)l[i] == v)
+			return true;
+	return false;
 }
 
 int grow_array(void **p, size_t *cap, size_t need, size_t elem)

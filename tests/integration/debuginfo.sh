@@ -86,10 +86,15 @@ test_debuginfo_stripped_unnamed() {
 	n=$(wc -l <<<"$names")
 	[ "$n" -eq 5 ] || fail "$n distinct prog+0x frames, 5 expected (main's two calls, a's, b's, nap's)"
 	for fn in a b; do
-		# the frame below nap's in each stack is the function that called it
-		off=$(awk -v w="$([ $fn = a ] && echo 300 || echo 200)" '{ n = split($0, s, ";")
+		# the frame below nap's in each stack is the function that called it;
+		# its sleep is the one closest to what the program measured (300 and
+		# 200 ms asked; on a busy machine the wait for a CPU after the
+		# wakeup adds to either), within 5%
+		off=$(awk -v w="$(awk -v f=$fn '$1 == f { print $2 / 1e3 }' truth.txt)" '{ n = split($0, s, ";")
 			for (i = 1; i < n; i++) if (s[i] ~ /^prog\+0x/ && s[i + 1] ~ /^prog\+0x/ && s[i + 2] ~ /^prog\+0x/) {
-				v = $NF; if (v > w * 900 && v < w * 1100) { sub(/^prog\+/, "", s[i + 1]); print s[i + 1]; exit } } }' rep.out)
+				d = $NF - w; if (d < 0) d = -d
+				if (d < w / 20 && (best == "" || d < bd)) { bd = d; best = s[i + 1]; sub(/^prog\+/, "", best) } } }
+			END { print best }' rep.out)
 		[ -n "$off" ] || fail "no stack of $fn's sleep with three prog frames"
 		[ "$(addr2line -f -e prog.full "$off" | head -n 1)" = "$fn" ] ||
 			fail "prog+$off is $(addr2line -f -e prog.full "$off" | head -n 1), not $fn"
@@ -188,28 +193,125 @@ test_debuginfo_debuginfod() {
 }
 
 # A server that never answers costs one bounded wait, said while it lasts
-# and when it ends, then no more fetches: the frames keep their offsets.
+# and when it ends, then no more fetches: the frames keep their offsets, and
+# the server was connected to once (it counts the connections when it is
+# told to end, the queued ones too).
 test_debuginfo_debuginfod_unresponsive() {
-	local port t0 t1
+	local port t0 t1 conns
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	dbg_prog
-	port=$((20000 + RANDOM % 20000))
-	# accepts connections, never answers
-	python3 -c 'import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8); c = []
-while True: c.append(s.accept()[0])' "$port" &
+	# accepts connections, never answers; says its port once it listens
+	mkfifo port.fifo || fail "mkfifo"
+	python3 -c 'import os, signal, socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64); c = []
+def end(*_):
+	s.setblocking(False)
+	try:
+		while True: c.append(s.accept()[0])
+	except BlockingIOError:
+		pass
+	with open(sys.argv[1], "w") as f: f.write("%d\n" % len(c))
+	os._exit(0)
+signal.signal(signal.SIGTERM, end)
+print(s.getsockname()[1], flush=True)
+while True: c.append(s.accept()[0])' "$PWD/conns.txt" >port.fifo &
 	DBG_HANG=$!
 	trap 'kill $DBG_HANG 2>/dev/null; wait $DBG_HANG 2>/dev/null' EXIT
-	sleep 0.3
+	read -r port <port.fifo
+	[ -n "$port" ] || fail "the server that never answers did not start"
 	t0=$(date +%s%N)
 	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$PWD/cache DEBUGINFOD_TIMEOUT=2 \
 		DEBUGINFOD_RETRY_LIMIT=0 dbg_report --folded
 	t1=$(date +%s%N)
+	kill -TERM $DBG_HANG && wait $DBG_HANG
+	conns=$(cat conns.txt 2>/dev/null)
 	cat rep.err
 	grep -q "fetching debug info for $PWD/prog from debuginfod" rep.err || fail "a slow fetch was not said"
 	grep -q "no debug info for $PWD/prog after [0-9.]* s: .*no more fetches" rep.err || fail "the failed fetch was not said with its wait"
 	grep -q 'prog+0x' rep.out || fail "frames not named by their offsets"
-	[ $(((t1 - t0) / 1000000)) -lt 10000 ] || fail "the report waited $(((t1 - t0) / 1000000)) ms"
-	note "unresponsive debuginfod: the report took $(((t1 - t0) / 1000000)) ms (DEBUGINFOD_TIMEOUT=2)"
+	[ "$conns" = 1 ] || fail "the report connected ${conns:-an unknown number of} times to the server that never answers, once expected"
+	note "unresponsive debuginfod: one connection; the report took $(((t1 - t0) / 1000000)) ms (DEBUGINFOD_TIMEOUT=2)"
+}
+
+# .gnu_debuglink, a name the binary's owner writes (issue 35): a name with a
+# directory part ("../") led root's report to another file and its symbols,
+# and the CRC was never checked, so a binary without a build id trusted any
+# ELF file of that name. Only a file name is followed now, and only to a file
+# whose CRC is the link's; the binary here has no build id.
+test_debuginfo_debuglink_checked() {
+	local crc
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	dbg_prog
+	# the same program without a build id, and a root-only debug file whose
+	# functions are named otherwise (at the same addresses)
+	gcc -O1 -g -fno-inline -Wl,--build-id=none -o nobid.full prog.c || fail "cannot compile"
+	sed 's/\<a(/secret_a(/g; s/\<b(/secret_b(/g' prog.c >secret.c
+	gcc -O1 -g -fno-inline -Wl,--build-id=none -o secret.full secret.c || fail "cannot compile"
+	mkdir -m 700 rootonly
+	objcopy --only-keep-debug secret.full rootonly/x.debug && chmod 600 rootonly/x.debug || fail "objcopy"
+	objcopy --only-keep-debug nobid.full nobid.debug || fail "objcopy"
+	objcopy --strip-all nobid.full nobid || fail "strip"
+	readelf -n nobid | grep -q 'Build ID' && fail "nobid has a build id"
+	record_truth -o f.data -- ./nobid truth.txt
+	# a link to the right file, with its CRC: used
+	objcopy --add-gnu-debuglink=nobid.debug nobid nobid.linked || fail "objcopy --add-gnu-debuglink"
+	cp nobid.linked nobid
+	dbg_report --folded
+	grep -q ';main;a;nap;' rep.out || { cat rep.out rep.err; fail "the checked debug link was not used"; }
+	# the same name, another file (the secret's): its CRC is not the link's
+	cp rootonly/x.debug nobid.debug
+	dbg_report --folded
+	cat rep.err
+	grep -q 'secret_' rep.out && fail "a debug file of another CRC was used"
+	grep -q "nobid.debug is not the debug file of $PWD/nobid: its CRC is" rep.err || fail "the CRC refusal was not said"
+	# a link whose name leads elsewhere, with the right CRC of what it leads to
+	crc=$(python3 -c 'import sys, zlib; print("%08x" % zlib.crc32(open(sys.argv[1], "rb").read()))' rootonly/x.debug)
+	python3 -c 'import struct, sys
+name = sys.argv[1].encode() + b"\0"
+name += b"\0" * (-len(name) % 4)
+open("link.bin", "wb").write(name + struct.pack("<I", int(sys.argv[2], 16)))' "../$(basename "$PWD")/rootonly/x.debug" "$crc"
+	objcopy --strip-all nobid.full nobid.bare || fail "strip"
+	objcopy --add-section .gnu_debuglink=link.bin nobid.bare nobid || fail "objcopy --add-section"
+	readelf -p .gnu_debuglink nobid | grep -q 'rootonly/x.debug' || fail "the crafted link is not there"
+	dbg_report --folded
+	grep -q 'secret_' rep.out && { cat rep.out; fail "a debug link with a directory part was followed"; }
+	grep -q 'nobid+0x' rep.out || fail "the frames are not left by their offsets"
+}
+
+# A debuginfod server that answers with a file larger than any debug file
+# should be (2 GiB announced, sent slowly): refused at once by offcpu's
+# default DEBUGINFOD_MAXSIZE, said, nothing of it cached.
+test_debuginfo_debuginfod_size() {
+	local port t0 t1
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	dbg_prog
+	port=$((20000 + RANDOM % 20000))
+	python3 -c 'import socket, sys, threading, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
+open("huge.ready", "w").close()
+def serve(c):
+    try:
+        c.recv(65536)
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2147483648\r\nContent-Type: application/octet-stream\r\n\r\n")
+        while True:
+            c.sendall(b"\0" * 65536)
+            time.sleep(0.05)
+    except OSError:
+        pass
+while True:
+    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()' "$port" &
+	DBG_HUGE=$!
+	trap 'kill $DBG_HUGE 2>/dev/null; wait $DBG_HUGE 2>/dev/null' EXIT
+	for _ in $(seq 200); do [ -e huge.ready ] && break; sleep 0.05; done
+	[ -e huge.ready ] || fail "the server did not start"
+	t0=$(date +%s%N)
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$PWD/cache dbg_report --folded
+	t1=$(date +%s%N)
+	cat rep.err
+	grep -q "no debug info for $PWD/prog after [0-9.]* s: larger than DEBUGINFOD_MAXSIZE" rep.err ||
+		fail "the refusal was not said"
+	[ -z "$(find cache -type f -size +1M 2>/dev/null)" ] || fail "a large answer was cached"
+	grep -q 'prog+0x' rep.out || fail "frames not named by their offsets"
+	note "a 2 GiB debuginfod answer: refused in $(((t1 - t0) / 1000000)) ms"
 }

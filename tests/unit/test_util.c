@@ -8,6 +8,7 @@
 #include "util/procmaps.h"
 #include "util/util.h"
 #include "util/hashmap.h"
+#include "util/ranges.h"
 #include "util/intset.h"
 
 static void test_int_list(void)
@@ -81,7 +82,61 @@ static void test_hashmap(void)
 	CHECK(hashmap__upsert(&m, &i, sizeof(i), &created) && !created);
 	i = 5001;
 	CHECK(hashmap__find(&m, &i, sizeof(i)) == NULL);
+	/* every other key removed: the rest still found, wherever their runs were */
+	for (i = 0; i < 5000; i += 2)
+		bad += !hashmap__remove(&m, &i, sizeof(i));
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(m.len, 2500);
+	CHECK(!hashmap__remove(&m, &(int){ 0 }, sizeof(int)));
+	for (i = 0; i < 5000; i++) {
+		uint64_t *v = hashmap__find(&m, &i, sizeof(i));
+
+		bad += i % 2 ? !v || *v != (uint64_t)i * 3 : v != NULL;
+	}
+	CHECK_EQ_U64(bad, 0);
+	for (i = 10000; i < 12500; i++) /* the holes are used again */
+		bad += !hashmap__upsert(&m, &i, sizeof(i), &created) || !created;
+	for (i = 1; i < 5000; i += 2)
+		bad += !hashmap__find(&m, &i, sizeof(i));
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(m.len, 5000);
 	hashmap__free(&m);
+}
+
+/* Ranges added in a scrambled order: each lookup finds the latest range holding the address. */
+static void test_ranges(void)
+{
+	struct rangeset s = { 0 };
+	uint64_t start[3000], len[3000];
+	uint32_t v;
+	int i, j, bad = 0;
+
+	for (i = 0; i < 3000; i++) {
+		/* side by side, and every 7th over an earlier one (code compiled again) */
+		uint32_t k = (uint32_t)(i * 7919) % 3000;
+
+		start[i] = 0x10000 + (uint64_t)(i % 7 ? k : (k / 2)) * 0x40;
+		len[i] = i % 7 ? 0x40 : 0x20;
+		CHECK(rangeset__add(&s, start[i], len[i], (uint32_t)i) == 0);
+	}
+	CHECK_EQ_U64(rangeset__len(&s), 3000);
+	CHECK(s.nr_runs <= 13); /* merged as they grew */
+	for (j = 0; j < 3000 * 2; j++) {
+		uint64_t addr = 0x10000 + (uint64_t)j * 0x20 + 3;
+		int want = -1;
+
+		for (i = 0; i < 3000; i++)
+			if (addr >= start[i] && addr - start[i] < len[i])
+				want = i;
+		if (rangeset__find(&s, addr, &v) ? (int)v != want : want >= 0)
+			bad++;
+	}
+	CHECK_EQ_U64(bad, 0);
+	CHECK(!rangeset__find(&s, 0x100, &v));
+	CHECK(rangeset__add(&s, 5, 0, 1) == -EINVAL);
+	CHECK(rangeset__add(&s, UINT64_MAX - 1, 4, 1) == -EINVAL);
+	rangeset__free(&s);
+	CHECK(!rangeset__find(&s, 0x10000, &v));
 }
 
 static void test_intset(void)
@@ -328,6 +383,7 @@ const struct unit_test util_tests[] = {
 	{ "util: durations", test_duration },
 	{ "util: u64", test_u64 },
 	{ "util: hashmap", test_hashmap },
+	{ "util: ranges, the latest added wins", test_ranges },
 	{ "util: intset", test_intset },
 	{ "util: procmaps, the map model", test_procmaps },
 	{ "util: last_at_or_below, grow_array", test_search_and_grow },

@@ -9,9 +9,22 @@
  *   hostile fifo LIB DIR SECONDS       LIB loaded from DIR/f.so, which then
  *       becomes a fifo, while the process keeps blocking in the mapped code
  *   hostile load LIB SECONDS           LIB loaded, blocking in it again and again
+ *   hostile deleted LIB DIR SECONDS    LIB loaded from DIR/d.so, which is then
+ *       removed and replaced by a file named "DIR/d.so (deleted)", the name
+ *       the mapping shows, under a write lease a child holds (an open for
+ *       reading waits fs.lease-break-time for it); three threads block in
+ *       LIB for SECONDS
+ *   hostile mounts N SECONDS           in a user and mount namespace of its
+ *       own, N bind mounts (a mount table of N lines), then blocks again and
+ *       again for SECONDS
+ *   hostile perfmaps N MB SECONDS      N processes, each with a perf map of MB
+ *       megabytes of entries that keeps growing, blocking again and again
+ *   hostile jitchurn SECONDS           short-lived processes one after the
+ *       other, each with a 4 MB perf map, blocking a few times, then gone
  *
  * LIB exports hostile_block(usec): it sleeps usec microseconds and returns.
  */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +34,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -127,6 +145,171 @@ static int load_loop(const char *lib, double secs)
 	return 0;
 }
 
+static block_fn deleted_fn;
+static unsigned deleted_usec;
+
+static void *deleted_thread(void *arg)
+{
+	(void)arg;
+	deleted_fn(deleted_usec);
+	return NULL;
+}
+
+static int deleted(const char *lib, const char *dir, double secs)
+{
+	char path[4096], decoy[4200];
+	pthread_t t[2];
+	pid_t child;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/d.so", dir);
+	snprintf(decoy, sizeof(decoy), "%s (deleted)", path);
+	if (copy(lib, path))
+		return 1;
+	deleted_fn = load(path);
+	deleted_usec = (unsigned)(secs * 1e6);
+	if (unlink(path) || copy(lib, decoy))
+		return 1;
+	child = fork();
+	if (child == 0) {
+		/* a break of the lease is told with SIGIO: not a reason to let it go */
+		signal(SIGIO, SIG_IGN);
+		fd = open(decoy, O_RDONLY);
+		if (fd < 0 || fcntl(fd, F_SETLEASE, F_WRLCK)) {
+			perror("hostile: lease");
+			_exit(1);
+		}
+		printf("hostile: lease held on %s\n", decoy);
+		fflush(stdout);
+		sleep((unsigned)secs + 10);
+		_exit(0);
+	}
+	for (i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, deleted_thread, NULL);
+	deleted_fn(deleted_usec);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	unlink(decoy);
+	return 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+static int mounts(unsigned n, double secs)
+{
+	char map[64], dir[] = "/tmp/offcpu-hostile-mnt.XXXXXX";
+	unsigned uid = getuid(), gid = getgid(), i;
+	double end;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) {
+		perror("hostile: unshare");
+		return 1;
+	}
+	snprintf(map, sizeof(map), "0 %u 1", uid);
+	if (write_file("/proc/self/setgroups", "deny") || write_file("/proc/self/uid_map", map))
+		return 1;
+	snprintf(map, sizeof(map), "0 %u 1", gid);
+	if (write_file("/proc/self/gid_map", map) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) || !mkdtemp(dir)) {
+		perror("hostile: namespace");
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		if (mount(dir, dir, NULL, MS_BIND, NULL)) {
+			perror("hostile: mount");
+			return 1;
+		}
+	printf("hostile: %u bind mounts\n", n);
+	fflush(stdout);
+	for (end = now() + secs; now() < end;)
+		usleep(2000);
+	return 0;
+}
+
+/* This process's perf map: @mb megabytes of entries, then more for @secs, blocking meanwhile. */
+static void perfmap_proc(unsigned mb, double secs, unsigned blocks)
+{
+	char path[64], line[128];
+	uint64_t addr = 0x7f0000000000ULL;
+	size_t written = 0;
+	unsigned k = 0;
+	double end = now() + secs;
+	FILE *f;
+
+	/* code in anonymous memory, as a JIT's: what makes a recorder look for the map */
+	void *jit = mmap(NULL, 1 << 20, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (jit != MAP_FAILED)
+		addr = (uint64_t)(uintptr_t)jit;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	f = fopen(path, "w");
+	if (!f)
+		_exit(1);
+	while (written < (size_t)mb << 20) {
+		int n = snprintf(line, sizeof(line), "%llx 40 hostile_jit_function_%u\n",
+				 (unsigned long long)addr, k++);
+
+		fputs(line, f);
+		written += (size_t)n;
+		addr += 0x40;
+	}
+	fflush(f);
+	while (blocks ? blocks-- > 0 : now() < end) {
+		/* grows while it blocks: every look finds more to read */
+		for (int i = 0; i < 2000; i++) {
+			fprintf(f, "%llx 40 hostile_jit_function_%u\n", (unsigned long long)addr, k++);
+			addr += 0x40;
+		}
+		fflush(f);
+		usleep(5000);
+	}
+	fclose(f);
+	unlink(path);
+	_exit(0);
+}
+
+static int perfmaps(unsigned n, unsigned mb, double secs)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (fork() == 0)
+			perfmap_proc(mb, secs, 0);
+	while (wait(NULL) > 0)
+		;
+	printf("hostile: %u processes with perf maps of %u MB and more\n", n, mb);
+	return 0;
+}
+
+static int jitchurn(double secs)
+{
+	double end = now() + secs;
+	unsigned n = 0;
+	pid_t pid;
+
+	while (now() < end) {
+		pid = fork();
+		if (pid == 0)
+			perfmap_proc(4, 0, 40);
+		waitpid(pid, NULL, 0);
+		n++;
+	}
+	printf("hostile: %u short-lived processes with perf maps\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "truncate"))
@@ -135,6 +318,16 @@ int main(int argc, char **argv)
 		return fifo_loop(argv[2], argv[3], atof(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "load"))
 		return load_loop(argv[2], atof(argv[3]));
-	fprintf(stderr, "usage: hostile truncate|fifo LIB DIR SECONDS | hostile load LIB SECONDS\n");
+	if (argc == 5 && !strcmp(argv[1], "deleted"))
+		return deleted(argv[2], argv[3], atof(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "mounts"))
+		return mounts((unsigned)atoi(argv[2]), atof(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "perfmaps"))
+		return perfmaps((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]), atof(argv[4]));
+	if (argc == 3 && !strcmp(argv[1], "jitchurn"))
+		return jitchurn(atof(argv[2]));
+	fprintf(stderr, "usage: hostile truncate|fifo|deleted LIB DIR SECONDS | hostile load LIB "
+		"SECONDS | hostile mounts N SECONDS | hostile perfmaps N MB SECONDS | hostile "
+		"jitchurn SECONDS\n");
 	return 2;
 }
