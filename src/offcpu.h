@@ -44,6 +44,7 @@ struct offcpu_key {
 	__u32 state; /* enum offcpu_state, or OFFCPU_STATE_RUNQ */
 	__u32 pad;
 	__u64 wakeup; /* --wakers: key in the wakeup map (who woke it); 0: none seen */
+	__u64 wait; /* key in the wait map (what it waits on: struct offcpu_wait); 0: none */
 };
 
 /*
@@ -91,6 +92,7 @@ struct offcpu_task {
 	__u64 stack_lo, stack_hi; /* the user stack mapping its sp was last seen in (table walk) */
 	__u32 state;
 	__u32 pad;
+	__u64 wait; /* what the open block waits on: its key in the wait map; 0: none */
 	/* set by the wakeup of the open block (--wakers; or R on a kernel whose types
 	 * lack the scheduler's enqueue time, for the run queue split) */
 	__u64 wake_ts; /* when it was woken; 0: not yet */
@@ -110,6 +112,7 @@ struct offcpu_task {
 	__u64 open_cgroup;
 	__u32 open_state;
 	__u32 pad2;
+	__u64 open_wait; /* what it waits on (the wait map's key); 0: none */
 	__u64 open; /* 1: the fields above hold a block (set last; 64 bits: BPF's atomics) */
 };
 
@@ -524,6 +527,94 @@ enum offcpu_py_counter {
 	OFFCPU_PY_CNT_NAME_LOST, /* code objects left unnamed: map or buffer full, its ids used up */
 	OFFCPU_PY_CNT_NO_TSTATE, /* walks of a thread with no thread state (not running Python) */
 	OFFCPU_PY_CNT_NR,
+};
+
+/*
+ * What a block waits on (src/bpf/waits.bpf.h): the object of the system call
+ * the thread sleeps in, read from its registers at the system call's entry
+ * (the task's pt_regs): for futex waits the user address, and the words
+ * there (a glibc mutex's owner: OFFCPU_GLIBC_MUTEX_OWNER); for waits on a
+ * file descriptor what the descriptor is. Read at the switch-out with
+ * --wait-objects, and always by the start and end iterators for the blocks
+ * under way then (whose user memory user space reads: flags AT_START,
+ * AT_END). Stored in the wait map under a hash of it, which the key carries
+ * (offcpu_key.wait): blocks on different objects are summed apart. Every
+ * block still under way at the end gets one (kind NONE when its system call
+ * is not one described, syscall ~0 when in none): its summed entry is then
+ * its own, the report's list of the threads still waiting. Facts,
+ * not conclusions: the report tells a mutex from a condition variable by
+ * the waiting stack, and an owner is a hint it checks against the threads
+ * of the process.
+ */
+enum offcpu_wait_kind {
+	OFFCPU_WAIT_NONE = 0, /* no object described (AT_END only): the system call alone */
+	OFFCPU_WAIT_FUTEX = 1, /* futex, futex_waitv: addr */
+	OFFCPU_WAIT_FD = 2, /* a system call on a file descriptor: fd and its file */
+};
+
+/* What a descriptor is (offcpu_wait.file), from its inode's mode. */
+enum offcpu_wait_file {
+	OFFCPU_FILE_NONE = 0, /* no descriptor read (poll on none, not open, unreadable) */
+	OFFCPU_FILE_PIPE = 1, /* a pipe or fifo: ino pairs its ends */
+	OFFCPU_FILE_SOCKET = 2, /* sock_* fields */
+	OFFCPU_FILE_REG = 3, /* a regular file: name, ino, dev */
+	OFFCPU_FILE_CHR = 4,
+	OFFCPU_FILE_BLK = 5,
+	OFFCPU_FILE_DIR = 6,
+	OFFCPU_FILE_ANON = 7, /* an anonymous inode: name says which ("[eventfd]", "[timerfd]",
+			       * "[signalfd]", "[eventpoll]", ...) */
+	OFFCPU_FILE_OTHER = 8,
+};
+
+/* offcpu_wait.flags */
+#define OFFCPU_WAIT_WORDS 1u /* words hold the memory at addr, read at the switch-out */
+#define OFFCPU_WAIT_AT_START 2u /* noted by the start iterator (words: user space reads them) */
+#define OFFCPU_WAIT_AT_END 4u /* noted by the end iterator (words: user space reads them) */
+#define OFFCPU_WAIT_HEAP 8u /* addr is in the process's brk heap */
+#define OFFCPU_WAIT_STACK 16u /* addr is in the waiting thread's own stack mapping */
+#define OFFCPU_WAIT_EPOLL 32u /* epoll_wait: fd is the epoll's; the file fields describe the
+			       * one descriptor it watches, else the epoll itself */
+#define OFFCPU_WAIT_FILE_LOCK 64u /* flock, fcntl(F_SETLKW): a lock on the file */
+
+/* glibc x86-64 (2.36, checked against libc6-dbg's DWARF: tests/integration/locks.sh):
+ * struct __pthread_mutex_s, words at a mutex's address (its futex word) */
+#define OFFCPU_GLIBC_MUTEX_LOCK 0 /* int __lock */
+#define OFFCPU_GLIBC_MUTEX_OWNER 2 /* int __owner: the holder's thread id (byte 8) */
+#define OFFCPU_GLIBC_MUTEX_KIND 4 /* int __kind (byte 16) */
+#define OFFCPU_WAIT_NR_WORDS 6
+
+#define OFFCPU_WAIT_NAME 32
+
+struct offcpu_wait {
+	__u32 kind; /* enum offcpu_wait_kind */
+	__u32 flags; /* OFFCPU_WAIT_* */
+	__u32 tgid; /* whose memory or descriptor table */
+	__u32 syscall; /* the x86-64 system call number */
+	__u64 addr; /* FUTEX: the user address (futex_waitv: the first); 0 unknown */
+	__u32 words[OFFCPU_WAIT_NR_WORDS]; /* FUTEX with OFFCPU_WAIT_WORDS: 24 bytes at addr */
+	__u32 futex_op; /* FUTEX: the futex operation (futex_waitv: how many futexes) */
+	__s32 fd; /* FD: the descriptor (poll, select: the first); -1 unknown */
+	__u32 nfds; /* poll, select: how many descriptors; 0 otherwise */
+	__u32 file; /* enum offcpu_wait_file */
+	__u32 mode; /* the inode's i_mode */
+	__u32 dev; /* its super block's s_dev (major << 20 | minor) */
+	__u64 ino; /* its inode number */
+	/* SOCKET */
+	__u16 sock_family, sock_type, sock_protocol, sock_state;
+	__u16 sock_lport, sock_rport; /* host order */
+	__u32 pad;
+	__u8 sock_laddr[16], sock_raddr[16]; /* AF_INET: the first 4 bytes */
+	__u64 sock_peer_ino; /* AF_UNIX: the inode of the peer's socket; 0 none */
+	char name[OFFCPU_WAIT_NAME]; /* the file's dentry name (REG, ANON, ...), NUL-padded */
+};
+
+/* The wait part's counters (wait_counters, per cpu). */
+enum offcpu_wait_counter {
+	OFFCPU_WAIT_CNT_SEEN = 0, /* blocks whose wait object was looked for */
+	OFFCPU_WAIT_CNT_FOUND, /* of them, in a system call offcpu describes */
+	OFFCPU_WAIT_CNT_FULL, /* objects not kept: the wait map was full */
+	OFFCPU_WAIT_CNT_FAULT, /* user memory that could not be read (not resident) */
+	OFFCPU_WAIT_CNT_NR,
 };
 
 #endif /* OFFCPU_H */

@@ -259,7 +259,9 @@ static __always_inline __u64 py_current_frame(struct offcpu_py_proc *p)
 {
 #ifdef __TARGET_ARCH_x86
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fsbase = task->thread.fsbase, slot = p->slot, tstate = 0, frame = 0;
+	/* one variable for the pointers read in turn: its stack is that of the
+	 * switch program's deepest chain, which 6.1 bounds at 512 bytes */
+	__u64 fsbase = task->thread.fsbase, slot = p->slot, v = 0;
 	__u32 tss[2]; /* Py_tss_t: _is_initialized, _key */
 
 	if (!slot) {
@@ -274,16 +276,17 @@ static __always_inline __u64 py_current_frame(struct offcpu_py_proc *p)
 		slot = OFFCPU_GLIBC_TSS_SLOTS + 16 * (__u64)tss[1] + 8;
 		p->slot = slot;
 	}
-	if (bpf_probe_read_user(&tstate, sizeof(tstate), (void *)(fsbase + slot)) || !tstate) {
+	/* the thread state, (3.11, 3.12: its cframe,) the current frame */
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)(fsbase + slot)) || !v) {
 		py_count(OFFCPU_PY_CNT_NO_TSTATE);
 		return 0;
 	}
-	if (bpf_probe_read_user(&frame, sizeof(frame), (void *)(tstate + p->l.tstate_frame)))
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)(v + p->l.tstate_frame)))
 		goto fault;
-	if (p->l.cframe_frame != OFFCPU_PY_NONE && frame &&
-	    bpf_probe_read_user(&frame, sizeof(frame), (void *)(frame + p->l.cframe_frame)))
+	if (p->l.cframe_frame != OFFCPU_PY_NONE && v &&
+	    bpf_probe_read_user(&v, sizeof(v), (void *)(v + p->l.cframe_frame)))
 		goto fault;
-	return frame;
+	return v;
 fault:
 	py_count(OFFCPU_PY_CNT_FAULTS);
 	return 0;

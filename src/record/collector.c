@@ -241,6 +241,38 @@ int collector__python_fd(const struct collector *c, const char *map)
 		       bpf_object__find_map_fd_by_name(c->ld.skel->obj, map) : -1;
 }
 
+int collector__waits_fd(const struct collector *c)
+{
+	return c->ld.skel && !c->ld.raw_tp &&
+			       (c->ld.skel->rodata->record_waits || c->ld.skel->rodata->iter_waits) ?
+		       bpf_map__fd(c->ld.skel->maps.waits) :
+		       -1;
+}
+
+int collector__wait_counters(struct collector *c, uint64_t *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	uint32_t i;
+	int k;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < OFFCPU_WAIT_CNT_NR; i++) {
+		out[i] = 0;
+		if (bpf_map__lookup_elem(c->ld.skel->maps.wait_counters, &i, 4, vals,
+					 (size_t)ncpus * sizeof(*vals), 0))
+			continue;
+		for (k = 0; k < ncpus; k++)
+			out[i] += vals[k];
+	}
+	free(vals);
+	return 0;
+}
+
 int collector__snaps_fd(const struct collector *c)
 {
 	return c->ld.skel && !c->ld.raw_tp && c->ld.skel->rodata->snap_start ?

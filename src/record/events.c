@@ -16,6 +16,7 @@
 #include "synth.h"
 #include "../perfdata/sample.h"
 #include "../perfdata/wakers.h"
+#include "../perfdata/waits.h"
 #include "userstacks.h"
 #include "../util/hashmap.h"
 #include "../util/util.h"
@@ -154,6 +155,11 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	int size;
 
 	s.nr_ips = callchain(r, k->tgid, k->pid, k->kern_stack, k->user_stack, chain, &s.ip, unw);
+	if ((r->ev.sample_type & PERF_SAMPLE_ADDR) && k->wait) {
+		const struct offcpu_wait *w = waitstore__get(r->waits, k->wait);
+
+		s.addr = w && w->tgid == k->tgid ? w->addr : 0;
+	}
 	if (s.nr_ips) {
 		/* distinct stacks, as the file has them (finished in user space too) */
 		r->st.stacks.max = DISTINCT_STACKS_MAX;
@@ -230,7 +236,40 @@ static void names_seen(struct record *r, struct perf_queue *q, size_t first)
 		named__seen(r->named, perf_queue__get(q, first, &kind));
 }
 
-/* One offcpu-time sample (and its offcpu-waker sample) into @q. */
+int encode_wait(struct record *r, const struct offcpu_key *k, uint64_t time, uint64_t period,
+		uint32_t cpu, char *buf, size_t cap)
+{
+	char raw[sizeof(struct offcpu_wait_raw) + 8];
+	const struct offcpu_wait *w = waitstore__get(r->waits, k->wait);
+	struct perf_sample s = {
+		.id = r->ev.wait_id,
+		.pid = k->tgid,
+		.tid = k->pid,
+		.time = time,
+		.cpu = cpu,
+		.period = period,
+		.raw = raw,
+	};
+	struct perf_event_header *h = (void *)buf;
+	int size;
+
+	/* an object of another process (a stale key) is none of this wait's */
+	if (!w || w->tgid != k->tgid)
+		return 0;
+	s.addr = w->addr;
+	size = wait__encode(w, k->tgid, k->pid,
+			    (w->flags & OFFCPU_WAIT_AT_END) ? r->end_ns : 0, raw, sizeof(raw));
+	if (size < 0)
+		return size;
+	s.raw_size = (uint32_t)size;
+	size = perf_sample__encode(WAIT_SAMPLE_TYPE, &s, buf, cap);
+	if (size < 0)
+		return size;
+	h->misc = PERF_RECORD_MISC_USER;
+	return size;
+}
+
+/* One offcpu-time sample (and its offcpu-wait and offcpu-waker samples) into @q. */
 static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_key *k,
 		    uint64_t time, uint64_t period, uint32_t cpu, int kind, bool lock)
 {
@@ -256,6 +295,18 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 		return size;
 	/* what account() counts, known here */
 	perf_queue__set_aux(q, period, k->pid | (uint64_t)unw << 32);
+	if (k->wait) {
+		if (lock)
+			pthread_mutex_lock(&r->lock);
+		size = encode_wait(r, k, time, period, cpu, b, sizeof(b));
+		if (lock)
+			pthread_mutex_unlock(&r->lock);
+		if (size < 0)
+			return size;
+		/* right after its block: equal times keep their order */
+		if (size && (size = perf_queue__push(q, (const void *)b, time, SRC_WAIT)))
+			return size;
+	}
 	if (lock)
 		pthread_mutex_lock(&r->lock);
 	size = encode_waker(r, k, time, period, cpu, b, sizeof(b));
@@ -285,10 +336,11 @@ int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *
 			       kind == SRC_OPEN_END && runq ? SRC_OFFCPU : kind, lock);
 	if (err || !runq)
 		return err;
-	/* the wait for a CPU after the wakeup: its own state, no waker */
+	/* the wait for a CPU after the wakeup: its own state, no waker, no object */
 	rk = *k;
 	rk.state = OFFCPU_STATE_RUNQ;
 	rk.wakeup = 0;
+	rk.wait = 0;
 	return push_one(r, q, &rk, time, runq, cpu, kind, lock);
 }
 
@@ -320,6 +372,11 @@ int declare_events(struct record *r)
 		attr.sample_type = WAKER_SAMPLE_TYPE;
 		err = perf_writer__add_event(r->w, &attr, OFFCPU_WAKER_EVENT_NAME, &r->ev.waker_id,
 					     1);
+	}
+	if (!err && r->ev.wait_id) {
+		/* what the waits were on: the block's thread, its object in the payload */
+		attr.sample_type = WAIT_SAMPLE_TYPE;
+		err = perf_writer__add_event(r->w, &attr, OFFCPU_WAIT_EVENT_NAME, &r->ev.wait_id, 1);
 	}
 	if (!err && r->us && r->ev.before_id) {
 		/* the threads blocked at the start, how long they had been */

@@ -59,6 +59,7 @@ static int flush(struct record *r, bool sums)
 	err = round__write(r, &rd);
 	if (!err && sums) {
 		stackstore__prune(r->stacks);
+		waitstore__prune(r->waits);
 		r->st.flushes++;
 	}
 	return err;
@@ -79,6 +80,8 @@ long flush_round_open_end(struct record *r, uint64_t end)
 	opened = n < 0 ? n : collector__open_blocks(r->coll, OFFCPU_OPEN_END, end);
 	if (opened < 0)
 		return opened;
+	/* what they wait on, read while they still wait */
+	waitstore__read_new(r->waits);
 	ss.time = end;
 	ss.open_end = true;
 	n = collector__drain(r->coll, push_summed, &ss);
@@ -94,6 +97,7 @@ long flush_round_open_end(struct record *r, uint64_t end)
 	if (err)
 		return err;
 	stackstore__prune(r->stacks);
+	waitstore__prune(r->waits);
 	r->st.flushes++;
 	return opened;
 }

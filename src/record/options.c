@@ -31,6 +31,7 @@ enum {
 	OPT_WAKERS,
 	OPT_FLUSH,
 	OPT_NO_PYTHON,
+	OPT_WAIT_OBJECTS,
 	OPT_CRITICAL_PATH,
 	OPT_PUSH,
 	OPT_PUSH_FORMAT,
@@ -59,6 +60,7 @@ static const struct argp_option record_options[] = {
 	{ "unwind-mem", OPT_UNWIND_MEM, "SIZE", 0, "Kernel memory for unwind tables, shared by all objects (default 32M: 4 million rows, what a parallel build running gcc and clang at once holds; objects no process uses are taken back to make room; those that still do not fit are walked by frame pointers, and the summary says so)", 2 },
 	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted, and the wait for a CPU after each wakeup, split off its block as 'runqueue'), T (stopped), I (idle); default S,D. Each sample keeps its state", 2 },
 	{ "wakers", OPT_WAKERS, 0, 0, "Also record who woke each block: the waking thread and its stacks (--stacks), or the interrupt ([timer], [irq], [softirq:NET_RX], ...), and the chain of who woke the waker just before (up to 3 hops), as offcpu-waker samples", 2 },
+	{ "wait-objects", OPT_WAIT_OBJECTS, 0, 0, "Also record what each block waits on, as offcpu-wait samples: for a futex (a mutex, condition variable, ...) its address and a glibc mutex's owner; for a file descriptor (read, write, recv, send, accept, poll, select, epoll) what it is: a pipe, a socket with its addresses, a file, an eventfd... (about 100-250 ns more per block; threads waiting at the start or the end of a recording of running processes get theirs without it). offcpu report --locks and --sort object show them", 2 },
 	{ "critical-path", OPT_CRITICAL_PATH, 0, 0, "Record what offcpu report --critical-path follows: --wakers --state S,D,R --off-cpu-thresh 0 -F 999 (each block with its times, state and waker; preemptions and run queue waits; on-CPU samples for the running parts); options given explicitly win over these", 2 },
 	{ "no-python", OPT_NO_PYTHON, 0, 0, "No Python frames: by default the user stacks of CPython 3.10 to 3.13 processes show each Python function (\"[py] QUALNAME (FILE:LINE)\", LINE the line it is at) inside the interpreter frame that runs it, its name taken while the process lives", 2 },
 	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
@@ -119,6 +121,10 @@ static const char record_doc[] =
 	"thread, with its stacks, or an interrupt ([timer], [irq], [softirq:NET_RX]);\n"
 	"and when that thread had itself just been woken, who woke it (a chain).\n"
 	"offcpu report --sort waker, --sort state and --wakers --folded show them.\n"
+	"--wait-objects also notes what each block waits on: a futex's address (a\n"
+	"mutex, with its owner) or what its file descriptor is (a pipe, a socket, a\n"
+	"file); offcpu report --locks shows who held what. The threads still waiting\n"
+	"at the end of a recording get theirs without it: their deadlocks are found.\n"
 	"\n"
 	"Examples:\n"
 	"  offcpu record -o app.data -- ./app --flag    record a command until it exits\n"
@@ -128,6 +134,7 @@ static const char record_doc[] =
 	"  offcpu record -o - -- ./app | perf script -i -\n"
 	"  offcpu record --unwind=fp -- ./app           frame pointers only (cheaper)\n"
 	"  offcpu record --wakers --state SDR -- ./app  who woke each wait; preemption and run queue\n"
+	"  offcpu record --wait-objects -- ./app        what each wait waited on (report --locks)\n"
 	"  offcpu record --critical-path -- ./app       for offcpu report --critical-path\n"
 	"  perf report -i app.data --stdio              read it with perf\n"
 	"\n"
@@ -391,6 +398,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_WAKERS:
 		o->wakers = true;
 		break;
+	case OPT_WAIT_OBJECTS:
+		o->wait_objects = true;
+		break;
 	case OPT_CRITICAL_PATH:
 		o->critical_path = true;
 		break;
@@ -508,9 +518,10 @@ uint64_t record_opts__stack_map_bytes(const struct record_opts *o)
 	uint64_t stack = 8 + OFFCPU_MAX_STACK_DEPTH * 8 + 48;
 	uint64_t sum = sizeof(struct offcpu_key) + sizeof(struct offcpu_val) + 48;
 	uint64_t wakeup = o->wakers ? 8 + sizeof(struct offcpu_wakeup) + 48 : 0;
+	uint64_t wait = o->wait_objects ? 8 + sizeof(struct offcpu_wait) + 48 : 0;
 	int maps = !!(o->stacks & STACKS_USER) + !!(o->stacks & STACKS_KERNEL);
 
-	return (uint64_t)o->max_entries * (stack * (uint64_t)maps + 2 * sum + wakeup);
+	return (uint64_t)o->max_entries * (stack * (uint64_t)maps + 2 * sum + wakeup + wait);
 }
 
 int record_opts__parse(struct record_opts *o, int argc, char **argv)
@@ -563,6 +574,8 @@ int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdo
 		return INVALID("no target: give a command after --, or -p, -t, -a, -C or -G");
 	if (o->force_raw_tp && (o->stacks & STACKS_KERNEL))
 		return INVALID("--raw-tp records user stacks only");
+	if (o->force_raw_tp && o->wait_objects)
+		return INVALID("--raw-tp reads no wait objects: --wait-objects needs tp_btf");
 	if (o->switch_max_files && !switching)
 		return INVALID("--switch-max-files needs --switch-output");
 	if (o->threads && o->pipe_output)

@@ -51,6 +51,7 @@ struct record_opts {
 	bool force_raw_tp;
 	bool verify_stacks;
 	bool wakers; /* --wakers: who woke each block */
+	bool wait_objects; /* --wait-objects: what each block waits on */
 	bool critical_path; /* --critical-path: wakers, S,D,R, threshold 0, -F 999 unless given */
 	bool state_given; /* --state was given */
 	bool python; /* Python frames in user stacks (default; --no-python: off) */

@@ -53,6 +53,8 @@ static int setup_targets(struct record *r, struct collector_opts *co)
 	co->kernel_stacks = o->stacks & STACKS_KERNEL;
 	co->verify_stacks = o->verify_stacks;
 	co->wakers = o->wakers;
+	co->wait_objects = o->wait_objects;
+	co->iter_waits = true; /* cheap: once per thread waiting at the start or the end */
 	co->record_cgroup = o->all_cgroups;
 	co->follow_forks = r->tg.follow && !o->system_wide;
 	co->tgids = o->pids;
@@ -159,17 +161,22 @@ static void load_held(void *arg, int pid)
 
 static int finish(struct record *r)
 {
+	uint64_t wcnt[OFFCPU_WAIT_CNT_NR];
 	long n;
 	int err;
 
 	collector__detach(r->coll);
 	/* blocks still under way end now: each a sample of its own ending then, in
-	 * one file; summed, and drained with the rest, when writers or snapshots
-	 * share the file */
-	if (!r->o.overwrite && !r->wt)
-		n = flush_round_open_end(r, r->end_ns ?: now_ns());
-	else
-		n = collector__open_blocks(r->coll, OFFCPU_OPEN_END, r->end_ns ?: now_ns());
+	 * one file (what they wait on read while they still wait); summed, and
+	 * drained with the rest, when writers or snapshots share the file */
+	if (!r->end_ns)
+		r->end_ns = now_ns();
+	if (!r->o.overwrite && !r->wt) {
+		n = flush_round_open_end(r, r->end_ns);
+	} else {
+		n = collector__open_blocks(r->coll, OFFCPU_OPEN_END, r->end_ns);
+		waitstore__read_new(r->waits);
+	}
 	if (n < 0)
 		pr_warn("cannot count the blocks under way at the end: %s", strerror((int)-n));
 	unwinder__stop(r->unw);
@@ -184,6 +191,8 @@ static int finish(struct record *r)
 
 		print_summary(r, output_size(r));
 		python__summary(r->py, stderr);
+		if (collector__wait_counters(r->coll, wcnt) == 0)
+			waitstore__summary(r->waits, wcnt, r->o.wait_objects, stderr);
 		perfmap__stats(r->perfmap, &pst);
 		summary__print_perfmap(stderr, &pst);
 	}
@@ -249,7 +258,9 @@ static int open_sources(struct record *r, struct collector_opts *co)
 	pthread_mutex_init(&r->lock, NULL);
 	/* the state of each wait rides in the weight (perfdata/wakers.h) */
 	r->ev.sample_type = OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_WEIGHT |
-			    (r->o.all_cgroups ? PERF_SAMPLE_CGROUP : 0);
+			    (r->o.all_cgroups ? PERF_SAMPLE_CGROUP : 0) |
+			    /* --wait-objects: the object's address, for perf script -F addr */
+			    (r->o.wait_objects ? PERF_SAMPLE_ADDR : 0);
 	r->maps = maptab__new();
 	if (!r->maps)
 		return -ENOMEM;
@@ -267,6 +278,8 @@ static int open_sources(struct record *r, struct collector_opts *co)
 	err = sideband__private_id(&r->ev.offcpu_id);
 	if (!err && r->o.wakers)
 		err = sideband__private_id(&r->ev.waker_id);
+	if (!err)
+		err = sideband__private_id(&r->ev.wait_id);
 	/* offcpu-before, if the stacks of threads blocked at the start are finished */
 	if (!err && r->o.unwind == UNWIND_TABLES && (r->o.stacks & STACKS_USER))
 		err = sideband__private_id(&r->ev.before_id);
@@ -311,6 +324,11 @@ static int load(struct record *r, struct collector_opts *co)
 	collector__store_maps(r->coll, &sm);
 	r->stacks = stackstore__new(&sm);
 	if (!r->stacks) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	r->waits = waitstore__new(collector__waits_fd(r->coll));
+	if (!r->waits) {
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
@@ -410,6 +428,8 @@ static int start(struct record *r)
 	if (n < 0)
 		pr_warn("cannot find the threads blocked at the start: %s; blocks under way "
 			"now are not counted", strerror((int)-n));
+	/* what they wait on, read while they still wait */
+	waitstore__read_new(r->waits);
 	if (!r->us)
 		return 0;
 	collector__calibrate(r->coll, false);
@@ -461,6 +481,7 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	unwinder__free(r->unw);
 	userstacks__free(r->us);
 	stackstore__free(r->stacks);
+	waitstore__free(r->waits);
 	python__free(r->py);
 	perfmap__free(r->perfmap);
 	named__free(r->named);

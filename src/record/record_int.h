@@ -27,6 +27,7 @@
 #include "summary.h"
 #include "unwinder.h"
 #include "userstacks.h"
+#include "waitstore.h"
 #include "python.h"
 #include "perfmap.h"
 #include "../push/push.h"
@@ -41,8 +42,9 @@
 #define DISTINCT_STACKS_MAX (1u << 20)
 
 /* Where a batched record came from. */
-/* SRC_OPEN_END: a block still under way at the end, written as its own sample ending there */
-enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED, SRC_WAKER, SRC_OPEN_END };
+/* SRC_WAIT and SRC_WAKER follow their block's sample, in that order;
+ * SRC_OPEN_END: a block still under way at the end, written as its own sample ending there */
+enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED, SRC_WAKER, SRC_WAIT, SRC_OPEN_END };
 
 
 /* The perf events a file declares, and how their records are encoded (events.c). */
@@ -50,6 +52,7 @@ struct events {
 	uint64_t offcpu_id, sideband_id; /* the ids the offcpu-time and side-band records carry */
 	uint64_t sample_type; /* of offcpu-time */
 	uint64_t waker_id; /* --wakers: the id offcpu-waker samples carry */
+	uint64_t wait_id; /* the id offcpu-wait samples carry */
 	uint64_t before_id; /* stacks finished in user space: offcpu-before samples' id */
 	struct perf_event_attr oncpu_attr; /* cpu-clock, with -F */
 	struct perf_event_attr bpf_out_attr; /* --overwrite: where BPF writes blocks */
@@ -70,6 +73,7 @@ struct record {
 	int self; /* offcpu's own process id: never recorded */
 	struct collector *coll;
 	struct stackstore *stacks; /* the collector's stacks, chains and wakeups, cached */
+	struct waitstore *waits; /* the collector's wait objects, cached */
 	struct unwinder *unw; /* --unwind=tables: the table loader */
 	struct userstacks *us; /* stacks finished in user space, or NULL */
 	struct python *py; /* Python frames (python.c), or NULL */
@@ -171,6 +175,12 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
  */
 int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, uint64_t period,
 		 uint32_t cpu, char *buf, size_t cap);
+/*
+ * The offcpu-wait sample of a block whose wait object is known, to follow
+ * its offcpu-time sample: its size, 0 when the block has none, or -errno.
+ */
+int encode_wait(struct record *r, const struct offcpu_key *k, uint64_t time, uint64_t period,
+		uint32_t cpu, char *buf, size_t cap);
 /*
  * Push a block's samples into @q as @kind: offcpu-time (and offcpu-waker)
  * for @period, and for @runq, its wait for a CPU after the wakeup, an

@@ -187,7 +187,7 @@ int round__write(struct record *r, struct round *rd)
 			rd->newest = t;
 		/* a size limit holds within a round too: the rest goes to a new file */
 		if (!err && rd->split && i + 1 < rd->batch->nr &&
-		    rd->batch->refs[i + 1].kind != SRC_WAKER) {
+		    rd->batch->refs[i + 1].kind != SRC_WAKER && rd->batch->refs[i + 1].kind != SRC_WAIT) {
 			err = rd->split(r);
 			rd->w = r->w;
 		}
@@ -252,6 +252,7 @@ int round__write_sums(struct record *r)
 	n = collector__drain(r->coll, push_summed, &ss);
 	if (n >= 0) {
 		stackstore__prune(r->stacks);
+		waitstore__prune(r->waits);
 		r->st.flushes++;
 	}
 	if (r->wt)

@@ -6,7 +6,7 @@
  * and their period. Each binary becomes a mapping (with its build id), each
  * distinct function a Function, each frame a Location; samples are labelled
  * with thread name, pid and tid, and off-CPU ones with their state and waker
- * when the file has them. --states and --wakers give the stacks folded has
+ * when the file has them, and what they waited on ("object") where known. --states and --wakers give the stacks folded has
  * (profile__row_frames): their labels ([S], "--", a waker's name) are
  * Locations without a mapping. pprof__encode() makes it of some rows only,
  * with labels named as its caller says (record --push's Pyroscope profiles).
@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "pb.h"
 #include "profile.h"
+#include "waitobj.h"
 #include "../util/util.h"
 
 struct strs {
@@ -177,6 +178,14 @@ int pprof__encode(const struct profile *p, const struct pprof_opts *o, struct pb
 			if (own != UINT32_MAX && !p->frames[own].kernel)
 				str_label(&sub, &sub2, &s, o->waker_function,
 					  profile__frame_name(p, own));
+		}
+		/* what it waited on: a label of its own, only where known */
+		if (r->wait && ev->offcpu) {
+			char buf[600];
+
+			pb_uint_nz(&sub2, 1, str_id(&s, "object"));
+			pb_uint_nz(&sub2, 2, str_id(&s, waitobj__text(p, r->wait, buf, sizeof(buf))));
+			pb_msg(&sub, 3, &sub2);
 		}
 		pb_msg(&b, 2, &sub);
 	}

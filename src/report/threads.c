@@ -25,6 +25,7 @@ void threads__free(struct threads *t)
 	size_t i;
 
 	hashmap__free(&t->comm_of);
+	hashmap__free(&t->pid_of);
 	hashmap__free(&t->exe_of);
 	procmaps__free(&t->maps);
 	hashmap__free(&t->obj_of);
@@ -49,6 +50,24 @@ uint32_t threads__comm(struct threads *t, uint32_t pid, uint32_t tid)
 		return (uint32_t)*v;
 	snprintf(buf, sizeof(buf), ":%u", tid);
 	return strtab__add(&t->p->str, buf);
+}
+
+uint32_t threads__pid_of(const struct threads *t, uint32_t tid)
+{
+	uint64_t *v = hashmap__find(&t->pid_of, &tid, sizeof(tid));
+
+	return v ? (uint32_t)*v : 0;
+}
+
+static int set_pid(struct threads *t, uint32_t tid, uint32_t pid)
+{
+	int created;
+	uint64_t *v = hashmap__upsert(&t->pid_of, &tid, sizeof(tid), &created);
+
+	if (!v)
+		return -ENOMEM;
+	*v = pid;
+	return 0;
 }
 
 static int set_comm(struct threads *t, uint32_t tid, uint32_t comm)
@@ -313,6 +332,8 @@ static int on_fork(struct threads *t, const struct perf_event_header *h)
 	v = hashmap__find(&t->comm_of, &ptid, sizeof(ptid));
 	if (v && set_comm(t, tid, (uint32_t)*v))
 		return -ENOMEM;
+	if (set_pid(t, tid, pid))
+		return -ENOMEM;
 	if (pid != ppid && set_exe(t, pid, threads__exe(t, ppid), false))
 		return -ENOMEM;
 	/* a new process starts with a copy of its parent's mappings */
@@ -332,7 +353,7 @@ int threads__record(struct threads *t, const struct perf_event_header *h)
 		/* the mappings that follow an exec are the new program's */
 		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && set_exe(t, c.pid, UINT32_MAX, false))
 			return -ENOMEM;
-		return set_comm(t, c.tid, strtab__add(&t->p->str, name));
+		return set_pid(t, c.tid, c.pid) ?: set_comm(t, c.tid, strtab__add(&t->p->str, name));
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		return on_mmap(t, h);
