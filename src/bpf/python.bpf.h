@@ -125,8 +125,11 @@ static __always_inline void py_count(__u32 idx)
 	py_count_n(idx, 1);
 }
 
-/* A process not seen yet: a pending entry, and the question to user space. */
-static __always_inline void py_ask(__u32 tgid)
+/* A process not seen yet: a pending entry, and the question to user space.
+ * Its own call: the entry it builds on its stack (the process's layout in
+ * it) is then not on py_frames' stack, under which the walk's calls go
+ * (6.1 bounds the chain of calls at 512 bytes). */
+static __noinline void py_ask(__u32 tgid)
 {
 	struct offcpu_py_proc p = { .state = OFFCPU_PY_PENDING };
 	struct offcpu_py_event *e;
@@ -254,8 +257,9 @@ lost:
 	return 0;
 }
 
-/* The thread's current Python frame, 0 when it has none. */
-static __always_inline __u64 py_current_frame(struct offcpu_py_proc *p)
+/* The thread's current Python frame, 0 when it has none (its own call, as
+ * py_ask: off the stack under the walk) */
+static __noinline __u64 py_current_frame(struct offcpu_py_proc *p)
 {
 #ifdef __TARGET_ARCH_x86
 	struct task_struct *task = bpf_get_current_task_btf();
