@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the Python part's files share (python.h): python.c (the reader
- * thread, the program's events, the names, the summary), pydetect.c (which
+ * thread, the program's events, the names, the summary), pyprocs.c (the
+ * processes' table), pydetect.c (which
  * CPython a process runs, its layout), pysplice.c (the frames into the
  * native stacks, their names into the file). Only they include it.
  */
