@@ -9,14 +9,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include "push_int.h"
 #include "interval.h"
 #include "otlp.h"
@@ -151,19 +149,6 @@ static void encode_interval(struct push *p, const struct push_msg *m, uint64_t s
 			err == -ECANCELED ? "not read within 10 s of the end" :
 			err == -ENOMEM ? "out of memory" : "its file could not be read");
 	}
-}
-
-/*
- * A push thread yields to the machine's work without starving: SCHED_BATCH,
- * its share of the CPU that of any other thread, but it does not preempt the
- * threads it shares a CPU with when it wakes (a nice 10 thread had 1% of a
- * CPU on a loaded machine, and the last intervals were not read in time).
- */
-void push_thread_yields(void)
-{
-	struct sched_param sp = { 0 };
-
-	sched_setscheduler((pid_t)syscall(SYS_gettid), SCHED_BATCH, &sp);
 }
 
 static void *encoder(void *arg)
