@@ -458,6 +458,22 @@ static int close_file(struct record *r, bool read_sources)
 	return err;
 }
 
+/* SIGUSR2's request for the next file (or snapshot): set in a signal handler */
+static volatile sig_atomic_t switch_requested;
+
+void file_request_switch(void)
+{
+	switch_requested = 1;
+}
+
+bool file_take_switch_request(void)
+{
+	bool asked = switch_requested;
+
+	switch_requested = 0;
+	return asked;
+}
+
 bool switch_due(struct record *r)
 {
 	if (!r->out.rotate)

@@ -200,6 +200,10 @@ int end_file(struct record *r);
 uint64_t output_size(struct record *r);
 void print_summary(struct record *r, uint64_t file_size);
 bool switch_due(struct record *r);
+/* SIGUSR2: a new file (a snapshot when armed), async-signal-safe; and the
+ * request taken (cleared), whether there was one */
+void file_request_switch(void);
+bool file_take_switch_request(void);
 /* --switch-output=SIZE: a new file now if this one reached the size. */
 int split_file(struct record *r);
 
@@ -239,6 +243,6 @@ uint64_t record_deadline(const struct record *r);
 void record_ended(struct record *r);
 
 /* SIGINT and the like end the recording; SIGUSR2 asks for a new file. */
-extern volatile sig_atomic_t stop_signal, switch_requested;
+extern volatile sig_atomic_t stop_signal;
 
 #endif

@@ -15,7 +15,7 @@
 #include "record_int.h"
 #include "../util/util.h"
 
-volatile sig_atomic_t stop_signal, switch_requested;
+volatile sig_atomic_t stop_signal;
 
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM };
 static bool switch_on_usr2;
@@ -23,7 +23,7 @@ static bool switch_on_usr2;
 static void on_signal(int sig)
 {
 	if (sig == SIGUSR2 && switch_on_usr2)
-		switch_requested = 1;
+		file_request_switch();
 	else
 		stop_signal = sig;
 }
@@ -167,7 +167,7 @@ int main_loop(struct record *r)
 		if (targets_gone(r, pfds, nsb + non + 1))
 			break;
 		if (switch_due(r)) {
-			switch_requested = 0;
+			file_take_switch_request();
 			err = end_file(r);
 			err = err ?: begin_file(r);
 			if (err)
@@ -199,8 +199,7 @@ int armed_loop(struct record *r)
 			break;
 		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
 			return -errno;
-		if (switch_requested) {
-			switch_requested = 0;
+		if (file_take_switch_request()) {
 			err = snapshot(r);
 			if (err)
 				return err;
