@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include "critpath.h"
-#include "report.h"
+#include "writeout.h"
 #include "session.h"
 #include "../util/util.h"
 

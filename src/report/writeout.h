@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef OFFCPU_REPORT_WRITEOUT_H
+#define OFFCPU_REPORT_WRITEOUT_H
+
+#include <stdbool.h>
+
+struct profile;
+
+/*
+ * --svg and --pprof of event @ev to @path ("-": stdout), made through
+ * outfile (no symlink followed, no other user's file replaced); messages
+ * printed. 0 or -errno.
+ */
+int write_output(const struct profile *p, int ev, const char *path, const char *input, bool svg);
+
+#endif
