@@ -537,14 +537,18 @@ static void prune(struct unwinder *u)
 }
 
 /* Serve what the BPF program asked for; a process asked again soon waits its turn. */
-/* Serve the requests; whether some wait for their process's reload interval */
-static bool serve(struct unwinder *u)
+/*
+ * Serve the requests: 0 when none is left, 1 when some wait for their
+ * process's reload interval, 2 when more may be in the map than one pass took.
+ */
+static int serve(struct unwinder *u)
 {
 	uint32_t key, next, ask[256];
 	size_t nr = 0, i;
 	void *prev = NULL;
 	uint64_t now = now_ns(), *last;
 	bool waiting = false;
+	size_t served = 0;
 
 	while (nr < 256 && bpf_map_get_next_key(u->m.req_fd, prev, &next) == 0) {
 		key = next;
@@ -568,6 +572,7 @@ static bool serve(struct unwinder *u)
 			continue;
 		}
 		bpf_map_delete_elem(u->m.req_fd, &ask[i]);
+		served++;
 		if (unwinder__add_process(u, (int)ask[i]) == -ESRCH) {
 			bpf_map_delete_elem(u->m.procs_fd, &ask[i]);
 			pthread_mutex_lock(&u->lock);
@@ -575,7 +580,8 @@ static bool serve(struct unwinder *u)
 			pthread_mutex_unlock(&u->lock);
 		}
 	}
-	return waiting || nr == 256;
+	/* a full pass that served some: the map may hold more, read at once */
+	return nr == 256 && served ? 2 : waiting;
 }
 
 /*
@@ -644,7 +650,7 @@ static void *run(void *arg)
 {
 	struct unwinder *u = arg;
 	uint64_t pruned = now_ns(), loads = 0;
-	bool waiting = false;
+	int waiting = 0;
 
 	while (!u->stop) {
 		struct epoll_event ev[2];
@@ -660,6 +666,8 @@ static void *run(void *arg)
 		due = pruned + PRUNE_NS - now;
 		if (waiting && due > RELOAD_NS)
 			due = RELOAD_NS;
+		if (waiting == 2)
+			continue; /* the rest of the requests at once */
 		/* a burst of loads over: what its builds took back goes back to
 		 * the system (tens of MiB on a busy machine, in this thread's arena) */
 		if (!waiting && u->st.processes != loads) {
