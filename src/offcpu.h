@@ -244,10 +244,22 @@ enum offcpu_unw_rbp {
 	OFFCPU_UNW_RBP_UNDEF,
 };
 
+/* what a rule's code is to the walk besides its rule (struct offcpu_unw_rule.outermost) */
+enum offcpu_unw_outer {
+	OFFCPU_UNW_INNER = 0,
+	OFFCPU_UNW_OUTERMOST = 1, /* no caller: _start, clone3, start_thread, runtime.goexit */
+	/* Go's switch from a goroutine's stack to its thread's scheduler (runtime.mcall):
+	 * the walk ends there (OFFCPU_UNW_GO_SCHED) unless it passed OFFCPU_UNW_GO_LOCKED */
+	OFFCPU_UNW_GO_SWITCH = 2,
+	/* Go's thread waiting for the goroutine locked to it (runtime.stoplockedm): the
+	 * goroutine beyond the switch is the one waiting */
+	OFFCPU_UNW_GO_LOCKED = 3,
+};
+
 struct offcpu_unw_rule {
 	__u8 cfa; /* enum offcpu_unw_cfa */
 	__u8 rbp; /* enum offcpu_unw_rbp */
-	__u8 outermost; /* no caller: _start, clone3, start_thread */
+	__u8 outermost; /* enum offcpu_unw_outer */
 	__u8 pad;
 	__s32 cfa_off;
 	__s32 rbp_off;
@@ -299,6 +311,10 @@ enum offcpu_unw_end {
 	OFFCPU_UNW_READ_FAULT, /* the stack could not be read */
 	OFFCPU_UNW_DEPTH, /* more frames than a stack holds */
 	OFFCPU_UNW_BUILDING, /* the object's table was being built */
+	/* at Go's stack switch to the scheduler (runtime.mcall) of a thread that
+	 * waits for no goroutine of its own: the frames beyond are the goroutine
+	 * that last ran there, which waits elsewhere if at all (not a failure) */
+	OFFCPU_UNW_GO_SCHED,
 	OFFCPU_UNW_END_NR,
 	/* not a walk's end: the block began before the recording (OFFCPU_STACK_UNKNOWN) */
 	OFFCPU_UNW_BEFORE_START = 15,

@@ -67,7 +67,8 @@ struct uw_state {
 	__u32 n; /* frames so far */
 	__u8 fp; /* frame pointers from here on */
 	__u8 interrupted; /* pc is where the thread stopped, not a return address */
-	__u8 pad[6];
+	__u8 go_locked; /* passed Go's wait for a locked goroutine (OFFCPU_UNW_GO_LOCKED) */
+	__u8 pad[5];
 };
 
 /* the copy of the top of a user stack, and 8 bytes of slack for a read at its
@@ -325,6 +326,14 @@ static long uw_step(__u32 i, struct uw *c)
 		c->s->reason = why;
 		return 1;
 	}
+	/* Go's switch to its scheduler: the goroutine beyond it is the one
+	 * waiting only where the thread waits for the goroutine locked to it */
+	if (r->outermost == OFFCPU_UNW_GO_LOCKED) {
+		c->s->go_locked = 1;
+	} else if (r->outermost == OFFCPU_UNW_GO_SWITCH && !c->s->go_locked) {
+		c->s->reason = OFFCPU_UNW_GO_SCHED;
+		return 1;
+	}
 	sp = c->s->sp;
 	switch (r->cfa) {
 	case OFFCPU_UNW_CFA_RSP:
@@ -367,7 +376,7 @@ static long uw_step(__u32 i, struct uw *c)
 		c->s->reason = OFFCPU_UNW_NO_RULE;
 		return 1;
 	}
-	if (r->outermost)
+	if (r->outermost == OFFCPU_UNW_OUTERMOST)
 		return 1; /* complete */
 	/* a caller's frame lies above its callee's (but where Go switched
 	 * stacks, keeping rbp: from a thread's stack to a goroutine's) */

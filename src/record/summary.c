@@ -67,6 +67,7 @@ const char *const unwind_end_names[UNW_REASONS] = {
 	[OFFCPU_UNW_READ_FAULT] = "ended: stack not readable",
 	[OFFCPU_UNW_DEPTH] = "ended: depth limit",
 	[OFFCPU_UNW_BUILDING] = "table being built, frame pointers from there",
+	[OFFCPU_UNW_GO_SCHED] = "ended at Go's scheduler (a thread waiting for no goroutine of its own)",
 	[UNW_FINISHED_LATE] = "complete, finished in user space (no table yet at the block, or "
 			      "under way at the start)",
 };

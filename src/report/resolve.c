@@ -233,6 +233,9 @@ static int mark_frame(struct resolver *r, const struct addrspace *as, uint64_t m
 	case OFFCPU_UNW_DEPTH:
 		snprintf(name, sizeof(name), "[unwind: depth limit]");
 		break;
+	case OFFCPU_UNW_GO_SCHED:
+		snprintf(name, sizeof(name), "[go: scheduler, no goroutine of its own]");
+		break;
 	case OFFCPU_UNW_BEFORE_START:
 		snprintf(name, sizeof(name), "[user stack unknown: blocked before the recording began]");
 		break;
