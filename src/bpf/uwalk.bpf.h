@@ -26,6 +26,9 @@ const volatile bool unwind_tables = false;
 const volatile __u32 unwind_copy = OFFCPU_UNW_COPY;
 /* a table walk that met code with no table yet goes to user space to finish */
 const volatile bool defer_walks = false;
+/* the walk notes the frames it steps through by checked frame pointers, for
+ * v8.bpf.h to name (on unless --no-js; user space sets it before loading) */
+const volatile bool js_frames = false;
 
 /* a process's executable mappings, by process id */
 struct {
@@ -68,7 +71,11 @@ struct uw_state {
 	__u8 fp; /* frame pointers from here on */
 	__u8 interrupted; /* pc is where the thread stopped, not a return address */
 	__u8 go_locked; /* passed Go's wait for a locked goroutine (OFFCPU_UNW_GO_LOCKED) */
-	__u8 pad[5];
+	__u8 pad[1];
+	__u32 nv8; /* frames noted in v8 */
+	/* frames stepped through by checked frame pointers (V8's builtins, JIT
+	 * code): the frame's frame pointer | its index in the stack << 56 */
+	__u64 v8[OFFCPU_V8_FRAMES];
 };
 
 /* the copy of the top of a user stack, and 8 bytes of slack for a read at its
@@ -262,6 +269,16 @@ static __always_inline long uw_fp_checked(struct uw *c)
 		return 2;
 	if (uw_read(c, bp, &next) || uw_read(c, bp + 8, &ra) || (!uw_map(c, ra) && !uw_new_jit(c, ra)))
 		return 2;
+	if (js_frames) {
+		__u32 k = c->s->nv8;
+
+		/* the frame's own frame pointer: V8 keeps its function and
+		 * context under it (v8.bpf.h) */
+		if (k < OFFCPU_V8_FRAMES) {
+			c->s->v8[k & (OFFCPU_V8_FRAMES - 1)] = bp | ((__u64)(c->s->n - 1) << 56);
+			c->s->nv8 = k + 1;
+		}
+	}
 	c->s->bp = next;
 	c->s->sp = bp + 16;
 	c->s->pc = ra;

@@ -31,6 +31,7 @@ enum {
 	OPT_WAKERS,
 	OPT_FLUSH,
 	OPT_NO_PYTHON,
+	OPT_NO_JS,
 };
 
 static const struct argp_option record_options[] = {
@@ -50,6 +51,7 @@ static const struct argp_option record_options[] = {
 	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted, and the wait for a CPU after each wakeup, split off its block as 'runqueue'), T (stopped), I (idle); default S,D. Each sample keeps its state", 2 },
 	{ "wakers", OPT_WAKERS, 0, 0, "Also record who woke each block: the waking thread and its stacks (--stacks), or the interrupt ([timer], [irq], [softirq:NET_RX], ...), and the chain of who woke the waker just before (up to 3 hops), as offcpu-waker samples", 2 },
 	{ "no-python", OPT_NO_PYTHON, 0, 0, "No Python frames: by default the user stacks of CPython 3.11 processes show each Python function (\"[py] QUALNAME (FILE:LINE)\", LINE the line it is at) inside the interpreter frame that runs it, its name taken while the process lives", 2 },
+	{ "no-js", OPT_NO_JS, 0, 0, "No JavaScript frames: by default the user stacks of node processes whose V8 exports its frame layout (its v8dbg_* symbols) show each JavaScript function, interpreted or compiled (\"[js] NAME (SCRIPT)\"), in place of the V8 code that runs it, its name taken while the process lives (needs --unwind=tables)", 2 },
 	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock: also sample on-CPU (at -F or 4000 Hz); offcpu-time: the default", 2 },
 	{ "all-cgroups", OPT_ALL_CGROUPS, 0, 0, "Record each sample's cgroup (perf report --sort cgroup)", 2 },
@@ -273,6 +275,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_NO_PYTHON:
 		o->python = false;
 		break;
+	case OPT_NO_JS:
+		o->js = false;
+		break;
 	case OPT_FLUSH:
 		if (!strcmp(arg, "0"))
 			o->flush_ns = 0;
@@ -401,6 +406,7 @@ void record_opts__defaults(struct record_opts *o)
 	o->flush_ns = 1000000000ULL;
 	o->max_entries = 16384;
 	o->python = true;
+	o->js = true;
 }
 
 uint64_t record_opts__stack_map_bytes(const struct record_opts *o)

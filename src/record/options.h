@@ -48,6 +48,7 @@ struct record_opts {
 	bool verify_stacks;
 	bool wakers; /* --wakers: who woke each block */
 	bool python; /* Python frames in user stacks (default; --no-python: off) */
+	bool js; /* JavaScript frames named in user stacks (default; --no-js: off) */
 	int unwind; /* UNWIND_TABLES or UNWIND_FP */
 	uint64_t unwind_mem; /* bytes for unwind table rows */
 	bool quiet;

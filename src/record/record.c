@@ -109,6 +109,12 @@ static int check_stack_memory(const struct record_opts *o)
  * block, and serve the BPF program's requests from a thread (a workload's
  * at its exec, every other process when it first blocks).
  */
+/* A process's mappings were loaded: its V8, if any, looked at before its first JavaScript block. */
+static void on_load(void *arg, int tgid)
+{
+	v8__process(arg, (uint32_t)tgid);
+}
+
 static int start_unwinder(struct record *r)
 {
 	struct collector_unwind_maps m;
@@ -125,6 +131,8 @@ static int start_unwinder(struct record *r)
 	}
 	r->tables = true;
 	unwinder__on_jit(r->unw, perfmap__process_cb, r->perfmap);
+	if (r->v8)
+		unwinder__on_load(r->unw, on_load, r->v8);
 	for (i = 0; i < r->o.nr_pids; i++) {
 		err = unwinder__add_process(r->unw, r->o.pids[i]);
 		if (err && err != -ESRCH)
@@ -178,6 +186,7 @@ static int finish(struct record *r)
 
 		print_summary(r, output_size(r));
 		python__summary(r->py, stderr);
+		v8__summary(r->v8, stderr);
 		perfmap__stats(r->perfmap, &pst);
 		summary__print_perfmap(stderr, &pst);
 	}
@@ -279,6 +288,7 @@ static int load(struct record *r, struct collector_opts *co)
 	co->user_space_stacks = co->unwind_tables && !(getenv("OFFCPU_LATE_STACKS") &&
 						       !strcmp(getenv("OFFCPU_LATE_STACKS"), "0"));
 	co->python_frames = r->o.python;
+	co->js_frames = r->o.js;
 	r->coll = collector__open(co, msg, sizeof(msg));
 	if (!r->coll) {
 		err = -errno;
@@ -288,6 +298,9 @@ static int load(struct record *r, struct collector_opts *co)
 	r->py = python__new(r->coll);
 	if (!r->py && errno)
 		pr_warn("no Python frames: %s", strerror(errno));
+	r->v8 = v8__new(r->coll);
+	if (!r->v8 && errno)
+		pr_warn("no JavaScript frames: %s", strerror(errno));
 	r->perfmap = perfmap__new();
 	collector__store_maps(r->coll, &sm);
 	r->stacks = stackstore__new(&sm);
@@ -443,6 +456,7 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	userstacks__free(r->us);
 	stackstore__free(r->stacks);
 	python__free(r->py);
+	v8__free(r->v8);
 	perfmap__free(r->perfmap);
 	collector__free(r->coll);
 	perf_rings__free(r->sb);

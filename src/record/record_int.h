@@ -28,6 +28,7 @@
 #include "unwinder.h"
 #include "userstacks.h"
 #include "python.h"
+#include "v8.h"
 #include "perfmap.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/writer.h"
@@ -66,6 +67,7 @@ struct record {
 	struct unwinder *unw; /* --unwind=tables: the table loader */
 	struct userstacks *us; /* stacks finished in user space, or NULL */
 	struct python *py; /* Python frames (python.c), or NULL */
+	struct v8 *v8; /* JavaScript frames (v8.c), or NULL */
 	struct perfmap *perfmap; /* JIT frames named from perf maps (perfmap.c), or NULL */
 	bool tables; /* user stacks are walked by tables */
 	struct perf_rings *sb, *oncpu;

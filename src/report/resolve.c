@@ -137,7 +137,7 @@ static int resolve_addr(struct resolver *r, const struct addrspace *as,
 		out[0] = profile__frame(r->p, &f);
 		return out[0] == UINT32_MAX ? -ENOMEM : 1;
 	}
-	if (m->kind == MAPOBJ_PY || m->kind == MAPOBJ_JIT || !vm) {
+	if (m->kind == MAPOBJ_PY || m->kind == MAPOBJ_JIT || m->kind == MAPOBJ_JS || !vm) {
 		/* named code: the mapping is the function (offcpu.h, "Named frames") */
 		f.dso = m->dso;
 		f.sym = m->name;

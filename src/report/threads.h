@@ -26,6 +26,7 @@ enum mapobj_kind {
 	MAPOBJ_ANON, /* no file (//anon, [heap], ...): unnamed frames are OBJ@0xADDRESS */
 	MAPOBJ_PY, /* offcpu's named Python frame ("[py] QUALNAME (FILE:LINE)", offcpu.h) */
 	MAPOBJ_JIT, /* offcpu's named JIT code ("[jit] NAME") */
+	MAPOBJ_JS, /* offcpu's named JavaScript function ("[js] NAME (SCRIPT)", offcpu.h) */
 };
 
 /*

@@ -1,7 +1,9 @@
 # Integration tests of frames of runtimes with their own code (root): Go,
-# whose ABI keeps frame pointers, walked by them as its method; JIT code
-# (node), walked by checked frame-pointer steps and named from the perf map
-# the process writes. Held to the workloads' own clocks.
+# whose ABI keeps frame pointers, walked by them as its method and ended at
+# its scheduler's stack switch; JIT code (node), walked by checked
+# frame-pointer steps, its JavaScript functions named from V8's frames and
+# the rest from the perf map the process writes. Held to the workloads' own
+# clocks.
 # shellcheck shell=bash
 
 # folded_time FOLDED COMM FN: µs of COMM's stacks in FOLDED that hold frame FN
@@ -13,23 +15,30 @@ folded_time() {
 	} END { printf "%.0f\n", t }' "$1"
 }
 
-# A Go program: its stacks complete (no mark frame, from runtime.goexit,
-# runtime.mstart or runtime.rt0_go), its time under its functions within 5%
-# of its own clocks.
-test_runtimes_go() {
+# go_build: tests/workloads/gowait.go into ./gowait (SKIP without go)
+go_build() {
 	command -v go >/dev/null || skip "go is not installed (golang-go)"
 	mkdir -p gocache gopath
 	GOCACHE=$PWD/gocache GOPATH=$PWD/gopath GOFLAGS= GOPROXY=off GO111MODULE=off \
 		go build -o gowait "$ROOT/tests/workloads/gowait.go" >build.log 2>&1 ||
 		{ cat build.log; fail "go build failed"; }
+}
+
+# A Go program whose goroutines are locked to their threads: its stacks
+# complete (from runtime.goexit, runtime.mstart or runtime.rt0_go, or ended
+# at the scheduler's stack switch of a thread that waits for no goroutine of
+# its own), its time under its functions within 5% of its own clocks (a
+# locked goroutine's park is its thread's wait: runtime.stoplockedm).
+test_runtimes_go() {
+	go_build
 	record_truth -v -o go.data -- ./gowait >truth.txt
 	"$OFFCPU" report -i go.data --folded >go.folded || fail "report failed"
 	grep -q '^gowait;' go.folded || fail "no stack of the Go program"
 	! grep '^gowait;.*\[\(no unwind\|unwind:\)' go.folded || fail "a Go stack carries a mark frame"
 	# (or in runtime.morestack, a stack growth on the thread's own stack: the
 	# goroutine's frames are found through its g, not by frame pointers)
-	! grep -v '^gowait;runtime\.\(goexit\|mstart\|rt0_go\|morestack\)' go.folded | grep '^gowait;' ||
-		fail "a Go stack does not start where a goroutine or thread starts"
+	! grep -v '^gowait;\(runtime\.\(goexit\|mstart\|rt0_go\|morestack\)\|\[go: scheduler, no goroutine of its own\];runtime\.mcall;\)' go.folded | grep '^gowait;' ||
+		fail "a Go stack does not start where a goroutine or thread starts, or at the scheduler"
 	local fn ns got bad=0 figures=
 	while read -r fn ns; do
 		got=$(($(folded_time go.folded gowait "main.$fn") * 1000))
@@ -45,43 +54,85 @@ test_runtimes_go() {
 	note "Go: no mark frame;${figures%,}; $(sed -n 's/^offcpu: user stacks by unwind tables: //p' rec.err)"
 }
 
-# node --perf-basic-prof: each call's time under its JS function, named by
-# offcpu's "[jit] NAME" records (the perf map itself removed before perf
-# reads the file), at least 90% of what the functions measured.
-test_runtimes_node_jit() {
-	command -v node >/dev/null || skip "node is not installed (nodejs)"
-	record_truth -v -o node.data -- node --perf-basic-prof --always-sparkplug \
-		"$ROOT/tests/workloads/jitwait.js" 3 >truth.txt
-	local pid fn ns got bad=0 figures=
-	pid=$(awk '$1 == "pid" { print $2 }' truth.txt)
-	[ -n "$pid" ] || fail "no pid from the workload"
-	# its perf map is gone: names can only come from the recording
-	rm -f "/tmp/perf-$pid.map"
-	grep -q "perf maps: [1-9]" rec.err || fail "no perf map read"
-	perf script -i node.data -F comm,tid,period,ip,dso 2>/dev/null >node.script ||
-		fail "perf script failed"
+# Goroutines not locked to a thread park (time.Sleep, a timer channel) in
+# named functions: their threads wait in Go's scheduler, for no goroutine in
+# particular. No function gets more time than its goroutines waited (within
+# 5%, and 1 ms): a thread's wait after a goroutine parked on it is the
+# scheduler's (its stack ends at runtime.mcall with a mark), not charged to
+# that goroutine, which waits elsewhere if at all.
+test_runtimes_go_unlocked() {
+	go_build
+	record_truth -v -o go.data -- ./gowait unlocked >truth.txt
+	"$OFFCPU" report -i go.data --folded >go.folded || fail "report failed"
+	grep -q '^gowait;\[go: scheduler, no goroutine of its own\];runtime\.mcall;' go.folded ||
+		fail "no thread's wait ended at the scheduler's switch"
+	grep -q "ended at Go's scheduler" rec.err || fail "the summary does not count the scheduler's waits"
+	local fn ns got bad=0 figures=
 	while read -r fn ns; do
-		[ "$fn" != pid ] || continue
-		# the samples of the process's main thread with a frame named "[jit] JS:...FN ..."
-		got=$(awk -v tid="$pid" -v f="$fn" '
-			/^[^ \t]/ { if (hit) t += p; hit = 0; keep = ($2 == tid); p = $3; next }
-			keep && index($0, "([jit] JS:") && index($0, f " ") { hit = 1 }
-			END { if (hit) t += p; printf "%.0f\n", t }' node.script)
-		if awk -v g="$got" -v n="$ns" 'BEGIN { exit !(g >= 0.9 * n && g <= 1.05 * n) }'; then
-			echo "  $fn: blocked $((ns / 1000000)) ms, $((got / 1000000)) ms under its JS frame"
+		got=$(($(folded_time go.folded gowait "main.$fn") * 1000))
+		if awk -v g="$got" -v n="$ns" 'BEGIN { exit !(g <= n * 1.05 + 1000000) }'; then
+			echo "  $fn: parked $((ns / 1000000)) ms, $((got / 1000000)) ms under it"
 		else
-			echo "  $fn: blocked $((ns / 1000000)) ms, $((got / 1000000)) ms under its JS frame: not 90-105%" >&2
+			echo "  $fn: parked $((ns / 1000000)) ms, $((got / 1000000)) ms under it: more than it waited" >&2
 			bad=1
 		fi
 		figures="$figures $fn $((got / 1000000))/$((ns / 1000000)) ms,"
 	done <truth.txt
-	[ $bad = 0 ] || { grep -m3 "\[jit\]" node.script >&2; fail "JS functions' times are not under their names"; }
-	# the report's own names, once offcpu report reads "[jit] NAME" mappings
-	figures=${figures%,}
-	if "$OFFCPU" report -i node.data --folded 2>/dev/null | grep -q "blockChildAlpha"; then
-		figures="$figures; offcpu report names them too"
-	fi
-	note "node:$figures; $(sed -n 's/^offcpu: user stacks by unwind tables: //p' rec.err)"
+	[ $bad = 0 ] || fail "a Go function was charged another goroutine's or the scheduler's wait"
+	note "Go, goroutines not locked:${figures%,}; the scheduler's waits $(awk '/^gowait;\[go: scheduler/ { t += $NF } END { printf "%.0f", t / 1000 }' go.folded) ms"
+}
+
+# node_js_time SCRIPT PID FN: ns of PID's main thread under "[js] FN (...)"
+# frames in perf script's output SCRIPT
+node_js_time() {
+	awk -v tid="$2" -v f="$3" '
+		/^[^ \t]/ { if (hit) t += p; hit = 0; keep = ($2 == tid); p = $3; next }
+		keep && index($0, "([js] " f " (") { hit = 1 }
+		END { if (hit) t += p; printf "%.0f\n", t }' "$1"
+}
+
+# node: JavaScript functions named from V8's own frames (the layout node
+# exports as v8dbg_* symbols), interpreted ones too: each call's time under
+# its function, at least 90% of what the functions measured, in perf script
+# (the "[js] NAME (SCRIPT)" records) and in offcpu report --folded. Run with
+# --perf-basic-prof only and functions called once (interpreted: no perf map
+# entry of their own), with baseline code (--always-sparkplug), and with no
+# flag at all. The perf map is removed before the file is read.
+test_runtimes_node_jit() {
+	command -v node >/dev/null || skip "node is not installed (nodejs)"
+	nm -D "$(readlink -f "$(command -v node)")" 2>/dev/null | grep -q ' v8dbg_off_fp_function$' ||
+		skip "this node does not export V8's frame layout (v8dbg_* symbols)"
+	local run args pid fn ns got ok bad=0 figures=
+	for run in "once:--perf-basic-prof:1 once" "sparkplug:--perf-basic-prof --always-sparkplug:3" \
+		"noflag::1 once"; do
+		IFS=: read -r label args wargs <<<"$run"
+		# shellcheck disable=SC2086
+		record_truth -v -o node.data -- node $args "$ROOT/tests/workloads/jitwait.js" $wargs >truth.txt
+		pid=$(awk '$1 == "pid" { print $2 }' truth.txt)
+		[ -n "$pid" ] || fail "no pid from the workload"
+		rm -f "/tmp/perf-$pid.map"
+		grep -q "JavaScript frames: [1-9][0-9]* stacks in 1 node processes" rec.err ||
+			fail "$label: no JavaScript frames named"
+		perf script -i node.data -F comm,tid,period,ip,dso 2>/dev/null >node.script ||
+			fail "perf script failed"
+		"$OFFCPU" report -i node.data --folded >node.folded || fail "report failed"
+		figures="$figures $label:"
+		while read -r fn ns; do
+			[ "$fn" != pid ] || continue
+			got=$(node_js_time node.script "$pid" "$fn")
+			ok=$(awk -v g="$got" -v n="$ns" 'BEGIN { print (g >= 0.9 * n && g <= 1.05 * n) }')
+			echo "  $label $fn: blocked $((ns / 1000000)) ms, $((got / 1000000)) ms under its [js] frame (perf script)"
+			[ "$ok" = 1 ] || { echo "  $label $fn: not 90-105%" >&2; bad=1; }
+			got=$(($(folded_time node.folded node "$fn") * 1000))
+			ok=$(awk -v g="$got" -v n="$ns" 'BEGIN { print (g >= 0.9 * n && g <= 1.05 * n) }')
+			echo "  $label $fn: $((got / 1000000)) ms under it in offcpu report --folded"
+			[ "$ok" = 1 ] || { echo "  $label $fn: not 90-105% in the report" >&2; bad=1; }
+			figures="$figures $fn $((got / 1000000))/$((ns / 1000000)) ms"
+		done <truth.txt
+		[ $bad = 0 ] || { grep -m3 "\[js\]" node.script >&2; fail "$label: JS functions' times are not under their names"; }
+		figures="$figures;"
+	done
+	note "node:${figures%;}; $(sed -n 's/^offcpu: JavaScript frames: //p' rec.err)"
 }
 
 # A perf map that is a symbolic link is not read (nothing writes through it:

@@ -1,8 +1,11 @@
 // JIT workload for offcpu's runtime tests (tests/integration/runtimes_jit.sh):
 // named JS functions block in child_process.execSync for times they measure
 // themselves, printed as "name ns" lines at the end, with "pid N".
-// Run with node --perf-basic-prof (and --always-sparkplug, so that the
-// functions are compiled code with perf map names from their first call).
+//   node jitwait.js N        each function called 1 + N times (a short call
+//                            first, so that compiled code exists before the
+//                            long ones: with --always-sparkplug, perf map names)
+//   node jitwait.js 1 once   each function called once: V8 interprets it, and
+//                            no perf map entry names it (offcpu reads V8's frame)
 'use strict';
 const { execSync } = require('child_process');
 
@@ -25,9 +28,12 @@ function timed(f, secs, n) {
 }
 
 const rounds = Number(process.argv[2] || 3);
-// a short call of each first: the code the long ones run exists before them
-let a = timed(blockChildAlpha, 0.01, 1);
-let b = timed(blockChildBravo, 0.01, 1);
-a += timed(blockChildAlpha, 0.3, rounds);
-b += timed(blockChildBravo, 0.2, rounds);
+const once = process.argv[3] === 'once';
+let a = 0n, b = 0n;
+if (!once) {
+	a += timed(blockChildAlpha, 0.01, 1);
+	b += timed(blockChildBravo, 0.01, 1);
+}
+a += timed(blockChildAlpha, 0.3, once ? 1 : rounds);
+b += timed(blockChildBravo, 0.2, once ? 1 : rounds);
 console.log(`pid ${process.pid}\nblockChildAlpha ${a}\nblockChildBravo ${b}`);
