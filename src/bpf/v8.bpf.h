@@ -67,6 +67,12 @@ struct v8_cache_ent {
 };
 struct v8_cache {
 	struct v8_cache_ent e[V8_CACHE];
+	/* the walk's frames whose function the cache did not know, named after
+	 * the walk (off the stack, which is short under it) */
+	struct v8_key miss[OFFCPU_V8_FRAMES];
+	__u32 miss_at[OFFCPU_V8_FRAMES]; /* their index in the stack */
+	__u32 nmiss;
+	__u32 pad;
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -102,8 +108,9 @@ static __always_inline void v8_count(__u32 idx)
 }
 
 #ifdef __TARGET_ARCH_x86
-/* A process not seen yet: a pending entry, and the question to user space. */
-static __always_inline void v8_ask(__u32 tgid)
+/* A process not seen yet: a pending entry, and the question to user space.
+ * (Not inlined: its entry would take v8_frames()'s stack.) */
+static __noinline void v8_ask(__u32 tgid)
 {
 	struct offcpu_v8_proc p = { .state = OFFCPU_V8_PENDING };
 	struct offcpu_v8_event *e;
@@ -165,14 +172,16 @@ static __always_inline __u32 v8_flat(const struct offcpu_v8_proc *p, char *d, __
 }
 
 /*
- * String @str (tagged, of type @type) into @d (OFFCPU_V8_NAME_LEN bytes,
- * NUL-ended): a flat one (v8_flat()), or a cons string of two flat ones (an
- * inferred name, "Module._compile"), 127 characters of each at most; ""
- * otherwise.
+ * String @str (tagged, of type @type) into @e's name (NUL-ended): a flat
+ * one (v8_flat()), or a cons string of two flat ones (an inferred name,
+ * "Module._compile"), 127 characters of each at most; "" otherwise. (The
+ * event's tmp holds the parts: the stack is short here.)
  */
-static __always_inline void v8_str(const struct offcpu_v8_proc *p, char *d, __u64 str, __u32 type)
+static __always_inline void v8_str(const struct offcpu_v8_proc *p, struct offcpu_v8_event *e,
+				   __u64 str, __u32 type)
 {
-	__u64 parts[2];
+	__u64 *parts = e->tmp;
+	char *d = e->name;
 	__u32 n = 0, n2;
 
 	if (type < p->first_nonstring && (type & p->repr_mask) == p->repr_cons) {
@@ -205,9 +214,7 @@ static __always_inline void v8_tell_cut(__u32 tgid)
 /* A ScopeInfo's slots, looked at one by one (bpf_loop's callback). */
 struct v8_scope {
 	const struct offcpu_v8_proc *p;
-	struct offcpu_v8_event *e;
-	__u64 name; /* the first string */
-	__u64 prev; /* the slot before */
+	struct offcpu_v8_event *e; /* its tmp[0]: the name found; tmp[1]: the slot before */
 	__u32 first; /* the first slot looked at */
 	__u32 pad;
 };
@@ -215,23 +222,24 @@ struct v8_scope {
 static long v8_scope_step(__u64 i, void *arg)
 {
 	struct v8_scope *sc = arg;
-	__u64 v, prev = sc->prev;
+	struct offcpu_v8_event *e = sc->e;
+	__u64 v, prev = e->tmp[1];
 	__s32 len = 0;
 
 	if (i < sc->first)
 		return 0;
-	v = sc->e->slots[i & (OFFCPU_V8_SCOPE_SLOTS - 1)];
-	sc->prev = v;
+	v = e->slots[i & (OFFCPU_V8_SCOPE_SLOTS - 1)];
+	e->tmp[1] = v;
 	if (v & 1) {
 		/* (an anonymous function's name is the empty string) */
-		if (!sc->name && v8_type(sc->p, v) < sc->p->first_nonstring &&
+		if (!e->tmp[0] && v8_type(sc->p, v) < sc->p->first_nonstring &&
 		    !bpf_probe_read_user(&len, sizeof(len), (void *)(v - 1 + sc->p->str_len)) && len > 0)
-			sc->name = v;
+			e->tmp[0] = v;
 		return 0;
 	}
 	/* two small integers, increasing: the function's start and end */
 	if (!(prev & 1) && (__s32)(prev >> 32) >= 0 && (__s32)(prev >> 32) < (__s32)(v >> 32)) {
-		sc->e->start = (__s32)(prev >> 32);
+		e->start = (__s32)(prev >> 32);
 		return 1;
 	}
 	return 0;
@@ -245,8 +253,8 @@ static long v8_scope_step(__u64 i, void *arg)
 static __noinline __u32 v8_intern(struct offcpu_v8_proc *p, struct v8_key *k)
 {
 	struct offcpu_v8_event *e;
-	__u64 next, script = 0, v, name = 0;
 	struct v8_scope sc;
+	__u64 next;
 	__u32 *idp, id, type, ncl;
 
 	idp = bpf_map_lookup_elem(&v8_funcs, k);
@@ -277,9 +285,11 @@ static __noinline __u32 v8_intern(struct offcpu_v8_proc *p, struct v8_key *k)
 	e->start = -1;
 	e->name[0] = 0;
 	e->file[0] = 0;
+	e->tmp[0] = 0;
+	e->tmp[1] = 1;
 	type = v8_type(p, k->nos);
 	if (type < p->first_nonstring) {
-		name = k->nos;
+		e->tmp[0] = k->nos;
 	} else if (type == p->type_scope &&
 		   !bpf_probe_read_user(e->slots, sizeof(e->slots),
 					(void *)(k->nos - 1 + p->scope_data))) {
@@ -290,19 +300,16 @@ static __noinline __u32 v8_intern(struct offcpu_v8_proc *p, struct v8_key *k)
 		sc.p = p;
 		sc.e = e;
 		sc.first = p->scope_first + 2 * (ncl < 16 ? ncl : 16);
-		sc.prev = 1;
-		sc.name = 0;
 		bpf_loop(OFFCPU_V8_SCOPE_SLOTS, v8_scope_step, &sc, 0);
-		name = sc.name;
 	}
-	if (name)
-		v8_str(p, e->name, name, v8_type(p, name));
+	if (e->tmp[0])
+		v8_str(p, e, e->tmp[0], v8_type(p, e->tmp[0]));
 	/* its script's name (a Script; not where the debugger replaced it) */
-	if (!bpf_probe_read_user(&script, sizeof(script), (void *)(k->sfi - 1 + p->sfi_script)) &&
-	    v8_type(p, script) == p->type_script &&
-	    !bpf_probe_read_user(&v, sizeof(v), (void *)(script - 1 + p->script_name))) {
-		type = v8_type(p, v);
-		e->file[v8_flat(p, e->file, OFFCPU_V8_FILE_LEN - 1, v, type) &
+	if (!bpf_probe_read_user(&e->tmp[0], 8, (void *)(k->sfi - 1 + p->sfi_script)) &&
+	    v8_type(p, e->tmp[0]) == p->type_script &&
+	    !bpf_probe_read_user(&e->tmp[1], 8, (void *)(e->tmp[0] - 1 + p->script_name))) {
+		type = v8_type(p, e->tmp[1]);
+		e->file[v8_flat(p, e->file, OFFCPU_V8_FILE_LEN - 1, e->tmp[1], type) &
 			(OFFCPU_V8_FILE_LEN - 1)] = 0;
 	}
 	bpf_ringbuf_submit(e, 0);
@@ -314,26 +321,37 @@ lost:
 }
 
 struct v8_walk {
-	__u64 *buf; /* the stack */
-	struct uw_state *s; /* the walk's, with the frames it noted */
 	struct offcpu_v8_proc *p;
-	struct v8_cache *cache; /* this cpu's */
+	__u64 *buf; /* the stack */
 	__u32 tgid;
 	__u32 n; /* frames in buf */
 	__u32 named;
 	__u32 pad;
 };
 
-/* One noted frame: bpf_loop's callback. */
+/* One noted frame: bpf_loop's callback. A function the cache knows is
+ * named here; another is noted for v8_name_step(). */
 static long v8_step(__u64 i, void *arg)
 {
 	struct v8_walk *w = arg;
 	struct offcpu_v8_proc *p = w->p;
-	struct v8_key k = { .tgid = w->tgid };
+	struct unw_copy_buf *cb;
+	struct v8_cache *cache;
 	struct v8_cache_ent *ce;
-	__u64 f = w->s->v8[i & (OFFCPU_V8_FRAMES - 1)], fp, ctx = 0, fn = 0;
-	__u32 at = (__u32)(f >> 56) & OFFCPU_MAX_STACK_DEPTH, id;
+	struct v8_key *k;
+	__u32 zero = 0, at, m;
+	__u64 f, fp, ctx = 0, fn = 0;
 
+	cb = bpf_map_lookup_elem(&unw_copy, &zero);
+	cache = bpf_map_lookup_elem(&v8_cache, &zero);
+	if (!cb || !cache)
+		return 1;
+	m = cache->nmiss;
+	if (m >= OFFCPU_V8_FRAMES)
+		return 1;
+	k = &cache->miss[m & (OFFCPU_V8_FRAMES - 1)];
+	f = cb->st.v8[i & (OFFCPU_V8_FRAMES - 1)];
+	at = (__u32)(f >> 56) & OFFCPU_MAX_STACK_DEPTH;
 	fp = f & ((1ULL << 56) - 1);
 	if (at >= w->n)
 		return 0;
@@ -348,25 +366,48 @@ static long v8_step(__u64 i, void *arg)
 		v8_count(OFFCPU_V8_CNT_OTHER);
 		return 0;
 	}
-	if (bpf_probe_read_user(&k.sfi, sizeof(k.sfi), (void *)(fn - 1 + p->fn_shared)) ||
-	    (k.sfi & 3) != 1 || k.sfi < 4096 ||
-	    bpf_probe_read_user(&k.nos, sizeof(k.nos), (void *)(k.sfi - 1 + p->sfi_name))) {
+	k->tgid = w->tgid;
+	k->pad = 0;
+	if (bpf_probe_read_user(&k->sfi, sizeof(k->sfi), (void *)(fn - 1 + p->fn_shared)) ||
+	    (k->sfi & 3) != 1 || k->sfi < 4096 ||
+	    bpf_probe_read_user(&k->nos, sizeof(k->nos), (void *)(k->sfi - 1 + p->sfi_name))) {
 		v8_count(OFFCPU_V8_CNT_FAULTS);
 		return 0;
 	}
-	ce = &w->cache->e[((k.sfi >> 3) ^ (k.nos >> 7) ^ k.tgid) & (V8_CACHE - 1)];
-	if (ce->k.sfi == k.sfi && ce->k.nos == k.nos && ce->k.tgid == k.tgid && ce->id) {
-		id = ce->id;
-	} else {
-		id = v8_intern(p, &k);
-		if (!id) {
-			v8_count(OFFCPU_V8_CNT_OTHER);
-			return 0;
-		}
-		ce->k = k;
-		ce->id = id;
+	ce = &cache->e[((k->sfi >> 3) ^ (k->nos >> 7) ^ k->tgid) & (V8_CACHE - 1)];
+	if (ce->k.sfi == k->sfi && ce->k.nos == k->nos && ce->k.tgid == k->tgid && ce->id) {
+		w->buf[at] = OFFCPU_JSFRAME_OF(ce->id);
+		w->named++;
+		return 0;
 	}
-	w->buf[at] = OFFCPU_JSFRAME_OF(id);
+	cache->miss_at[m & (OFFCPU_V8_FRAMES - 1)] = at;
+	cache->nmiss = m + 1;
+	return 0;
+}
+
+/* A function the cache did not know, named (v8_intern()): bpf_loop's callback. */
+static long v8_name_step(__u64 i, void *arg)
+{
+	struct v8_walk *w = arg;
+	struct v8_cache *cache;
+	struct v8_cache_ent *ce;
+	struct v8_key *k;
+	__u32 zero = 0, id;
+
+	cache = bpf_map_lookup_elem(&v8_cache, &zero);
+	if (!cache)
+		return 1;
+	k = &cache->miss[i & (OFFCPU_V8_FRAMES - 1)];
+	id = v8_intern(w->p, k);
+	if (!id) {
+		v8_count(OFFCPU_V8_CNT_OTHER);
+		return 0;
+	}
+	ce = &cache->e[((k->sfi >> 3) ^ (k->nos >> 7) ^ k->tgid) & (V8_CACHE - 1)];
+	ce->k = *k;
+	ce->id = id;
+	w->buf[cache->miss_at[i & (OFFCPU_V8_FRAMES - 1)] & OFFCPU_MAX_STACK_DEPTH] =
+		OFFCPU_JSFRAME_OF(id);
 	w->named++;
 	return 0;
 }
@@ -379,8 +420,9 @@ static long v8_step(__u64 i, void *arg)
 static __noinline long v8_frames(__u64 *buf, long n)
 {
 	struct unw_copy_buf *cb;
+	struct v8_cache *cache;
 	struct v8_walk w = {};
-	__u32 zero = 0, nv8;
+	__u32 zero = 0, nv8, nmiss;
 
 	if (!js_frames || n <= 0 || n > OFFCPU_MAX_STACK_DEPTH)
 		return 0;
@@ -398,14 +440,19 @@ static __noinline long v8_frames(__u64 *buf, long n)
 	}
 	if (w.p->state != OFFCPU_V8_ON)
 		return 0;
-	w.cache = bpf_map_lookup_elem(&v8_cache, &zero);
-	if (!w.cache)
+	cache = bpf_map_lookup_elem(&v8_cache, &zero);
+	if (!cache)
 		return 0;
+	cache->nmiss = 0;
 	w.buf = buf;
-	w.s = &cb->st;
 	w.n = (__u32)n;
 	v8_count(OFFCPU_V8_CNT_WALKS);
 	bpf_loop(nv8 < OFFCPU_V8_FRAMES ? nv8 : OFFCPU_V8_FRAMES, v8_step, &w, 0);
+	/* (the functions first seen: apart, so that naming one is not under
+	 * the walk's step on the stack) */
+	nmiss = cache->nmiss;
+	if (nmiss)
+		bpf_loop(nmiss < OFFCPU_V8_FRAMES ? nmiss : OFFCPU_V8_FRAMES, v8_name_step, &w, 0);
 	v8_count_n(OFFCPU_V8_CNT_FRAMES, w.named);
 	return w.named;
 }
