@@ -481,6 +481,10 @@ void summary__print_perfmap(FILE *f, const struct perfmap_stats *st)
 		"records; %s at most of the %s they may hold", (unsigned long long)st->maps,
 		(unsigned long long)st->entries, (unsigned long long)st->frames,
 		(unsigned long long)st->named, peak, all);
+	if (st->late)
+		fprintf_escaped(f, ", %llu of them written after the samples they name (a map read later: "
+			"%llu at a process's exit)", (unsigned long long)st->late,
+			(unsigned long long)st->at_exit);
 	if (st->freed)
 		fprintf_escaped(f, ", %llu processes' freed after they exited", (unsigned long long)st->freed);
 	fprintf_escaped(f, "\n");
