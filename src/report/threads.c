@@ -30,6 +30,7 @@ void threads__free(struct threads *t)
 	hashmap__free(&t->obj_of);
 	free(t->objs);
 	hashmap__free(&t->named_of);
+	intset__free(&t->jit_pids);
 	for (i = 0; i < t->nr_named; i++)
 		rangeset__free(&t->named[i]);
 	free(t->named);
@@ -218,6 +219,8 @@ static int on_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len
 	obj = mapobj(t, &o);
 	if (obj < 0)
 		return (int)obj;
+	if (kind == MAPOBJ_JIT && intset__add(&t->jit_pids, (int)pid) < 0)
+		return -ENOMEM;
 	v = hashmap__upsert(&t->named_of, &pid, sizeof(pid), &created);
 	if (!v)
 		return -ENOMEM;
@@ -228,6 +231,18 @@ static int on_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len
 		*v = t->nr_named++;
 	}
 	return rangeset__add(&t->named[*v], addr, len, (uint32_t)obj) == -ENOMEM ? -ENOMEM : 0;
+}
+
+int threads__add_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len,
+		       const char *name)
+{
+	if (!strncmp(name, OFFCPU_NAMED_PY, strlen(OFFCPU_NAMED_PY)))
+		return on_named(t, pid, addr, len, name, MAPOBJ_PY);
+	if (!strncmp(name, OFFCPU_NAMED_JS, strlen(OFFCPU_NAMED_JS)))
+		return on_named(t, pid, addr, len, name, MAPOBJ_JS);
+	if (!strncmp(name, OFFCPU_NAMED_JIT, strlen(OFFCPU_NAMED_JIT)))
+		return on_named(t, pid, addr, len, name, MAPOBJ_JIT);
+	return -EINVAL;
 }
 
 /* A mapping with no file behind it: its offsets mean nothing, its addresses do. */
