@@ -53,5 +53,6 @@ extern const struct unit_test summary_tests[];
 extern const struct unit_test rings_tests[];
 extern const struct unit_test unwind_tests[];
 extern const struct unit_test oracle_tests[];
+extern const struct unit_test names_tests[];
 
 #endif
