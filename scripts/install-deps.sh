@@ -29,8 +29,9 @@ CHECK=(
 	protobuf-compiler
 	# workloads and tools the tests run (setpriv, pgrep, python3 threads, strace -f, git ls-files)
 	util-linux procps coreutils gawk python3 strace git
-	# runtimes: Python's offsets checked against its DWARF, a node JIT, a local debuginfod server
-	python3.11-dbg nodejs debuginfod
+	# runtimes: Python's offsets checked against its DWARF, a node JIT, a JVM and its
+	# jcmd (perf maps written at its exit and mid-run), a local debuginfod server
+	python3.11-dbg nodejs openjdk-17-jdk-headless debuginfod
 	# the kernel matrix (tests/integration/kernels.sh): Debian's kernels under QEMU
 	qemu-system-x86 busybox-static cpio
 	# the package (tests/integration/package.sh): man pages, the .deb and lintian

@@ -55,7 +55,9 @@ static const char *refused(int err, const struct stat *st)
 
 	if (err == -ENOENT || err == -ENOTDIR)
 		return NULL;
-	if (err == -EINVAL || err == -ELOOP)
+	if (err == -ELOOP)
+		return "a symbolic link, not followed";
+	if (err == -EINVAL)
 		return "not a regular file";
 	if (err == -EPERM) {
 		snprintf(why, sizeof(why), "owned by uid %u, neither you nor root", (unsigned)st->st_uid);

@@ -151,3 +151,112 @@ test_runtimes_perfmap_link() {
 	grep -q "perf map of process $pid not read" rec.err || fail "the linked perf map was not refused"
 	! grep -q "perf maps: [1-9]" rec.err || fail "a perf map was read"
 }
+
+# java_named FOLDED: "THREAD total named" in ms per Java worker thread of
+# JitWait.java: its off-CPU time, and the time of its stacks that hold a
+# named Java method ("void JitWait.waitSleepAlpha(long)", the JVM's perf map
+# names; "Interpreter" and stubs are no method)
+java_named() {
+	awk -F';' '$1 == "alpha" || $1 == "bravo" || $1 == "charlie" {
+		v = $NF; sub(/.* /, "", v); t[$1] += v
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^[A-Za-z_$][A-Za-z0-9_$.\[\]<>]* [A-Za-z_$][A-Za-z0-9_$.\/]*\.[A-Za-z_$<>][A-Za-z0-9_$<>]*\(/) {
+				n[$1] += v; break
+			}
+	} END { for (c in t) printf "%s %.0f %.0f\n", c, t[c] / 1000, n[c] / 1000 }' "$1"
+}
+
+# java_check FOLDED LABEL: at least 90% of each worker thread's wait under a named Java method
+java_check() {
+	local c t n bad=0
+	java_named "$1" >named.txt
+	[ "$(wc -l <named.txt)" = 3 ] || { cat named.txt; fail "$2: not every Java thread is in the report"; }
+	while read -r c t n; do
+		echo "  $2 $c: waited $t ms, $n ms under a named Java method"
+		awk -v t="$t" -v n="$n" 'BEGIN { exit !(t > 0 && n >= 0.9 * t) }' ||
+			{ echo "  $2 $c: under 90%" >&2; bad=1; }
+		figures="$figures $c $n/$t ms,"
+	done <named.txt
+	[ $bad = 0 ] || { grep -m2 '^alpha;' "$1" >&2; fail "$2: Java methods unnamed"; }
+}
+
+java_needs() {
+	command -v java >/dev/null && command -v jcmd >/dev/null ||
+		skip "no JDK (java and jcmd: openjdk-17-jdk-headless)"
+}
+
+# Java with -XX:+DumpPerfMapAtExit: the JVM writes its map as it exits,
+# after every sample; offcpu reads it then (through the process's /tmp, kept
+# open) and names the frames of the samples before. The map is removed
+# before the report: the names are the recording's.
+test_runtimes_java_at_exit() {
+	local figures= pid
+	java_needs
+	record_truth -v -o java.data -- java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
+		"$ROOT/tests/workloads/JitWait.java" "$PWD/warm" >truth.txt
+	pid=$(awk '$1 == "pid" { print $2 }' truth.txt)
+	[ -n "$pid" ] || fail "no pid from the workload"
+	rm -f "/tmp/perf-$pid.map"
+	grep -q "perf maps: 1 read.* 1 at a process's exit" rec.err || fail "the map was not read at the exit"
+	"$OFFCPU" report -i java.data --folded >java.folded 2>report.err || fail "report failed"
+	! grep -q "read now" report.err || fail "the report read a map itself"
+	java_check java.folded at-exit
+	note "Java, -XX:+DumpPerfMapAtExit:${figures%,}"
+}
+
+# Java with a map written mid-run (jcmd PID Compiler.perfmap, as the waits go
+# on): the blocks before it are named too, not only the later ones.
+test_runtimes_java_jcmd() {
+	local figures= pid i
+	java_needs
+	"$OFFCPU" record -v -o java.data -- java "$ROOT/tests/workloads/JitWait.java" "$PWD/warm" 4 \
+		>truth.txt 2>rec.err &
+	local rec=$!
+	wait_for_line warm "^warm " 120 || { kill $rec; fail "the workload did not warm up"; }
+	pid=$(awk '{ print $2 }' warm)
+	sleep 0.3
+	jcmd "$pid" Compiler.perfmap >jcmd.log 2>&1 || { cat jcmd.log; kill $rec; fail "jcmd failed"; }
+	wait $rec || { cat rec.err; fail "record failed"; }
+	rm -f "/tmp/perf-$pid.map"
+	lost_time rec.err && fail "the recording lost time"
+	grep -q "written after the samples they name" rec.err || fail "no frame named by the later map"
+	"$OFFCPU" report -i java.data --folded >java.folded || fail "report failed"
+	java_check java.folded jcmd
+	note "Java, jcmd Compiler.perfmap mid-run:${figures%,}"
+}
+
+# A recording that named no JIT code of a JVM (it ended before the map was
+# written): offcpu report reads /tmp/perf-PID.map itself, as perf does, and
+# says so; a map another user owns, or a link, is not read, and said.
+test_runtimes_java_report_map() {
+	local figures= pid rec
+	java_needs
+	java "$ROOT/tests/workloads/JitWait.java" "$PWD/warm" 2 hold >truth.txt 2>java.err &
+	local jv=$!
+	wait_for_line warm "^warm " 120 || { kill $jv; fail "the workload did not warm up"; }
+	pid=$(awk '{ print $2 }' warm)
+	"$OFFCPU" record -v -d 1 -p "$pid" -o java.data >/dev/null 2>rec.err || { kill $jv; fail "record failed"; }
+	jcmd "$pid" Compiler.perfmap >jcmd.log 2>&1 || { cat jcmd.log; kill $jv; fail "jcmd failed"; }
+	touch warm.done
+	wait $jv
+	[ -s "/tmp/perf-$pid.map" ] || fail "the JVM wrote no map"
+	"$OFFCPU" report -i java.data --folded >java.folded 2>report.err || fail "report failed"
+	grep -q "named from /tmp/perf-PID.map read now.*/tmp/perf-$pid.map" report.err ||
+		{ cat report.err; fail "the report does not say it read the map"; }
+	java_check java.folded report-time
+	# another user's map: not read, said
+	chown nobody "/tmp/perf-$pid.map"
+	"$OFFCPU" report -i java.data --folded >other.folded 2>other.err || fail "report failed"
+	grep -q "perf-$pid.map: owned by uid" other.err || { cat other.err; fail "another user's map was not refused"; }
+	! grep -q "read now" other.err || fail "another user's map was read"
+	# a link: not followed
+	mv "/tmp/perf-$pid.map" "$PWD/moved.map"
+	chown root "$PWD/moved.map"
+	ln -s "$PWD/moved.map" "/tmp/perf-$pid.map"
+	"$OFFCPU" report -i java.data --folded >link.folded 2>link.err
+	local rc=$?
+	rm -f "/tmp/perf-$pid.map"
+	[ $rc = 0 ] || fail "report failed"
+	grep -q "perf-$pid.map: a symbolic link" link.err || { cat link.err; fail "a linked map was not refused"; }
+	note "Java, a map read at report time:${figures%,}"
+}
