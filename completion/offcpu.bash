@@ -71,7 +71,7 @@ _offcpu() {
 			done=${cur%,*},
 			last=${cur##*,}
 		fi
-		COMPREPLY=($(compgen -P "$done" -W "comm pid tid dso sym state waker" -- "$last"))
+		COMPREPLY=($(compgen -P "$done" -W "comm pid tid dso sym state waker runtime" -- "$last"))
 		return 0
 		;;
 	record:-d | record:--duration | record:-F | record:--freq | record:-C | record:--cpu | \

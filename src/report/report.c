@@ -40,12 +40,13 @@ enum {
 	OPT_DEBUG_DIR,
 	OPT_PERFETTO,
 	OPT_TIMELINE,
+	OPT_SRCLINE,
 };
 
 struct report_opts {
 	struct session_opts s;
 	struct text_opts t;
-	bool folded, json, states, wakers;
+	bool folded, json, states, wakers, srcline;
 	const char *pprof, *svg, *perfetto, *timeline;
 	char *comm_buf;
 };
@@ -58,8 +59,10 @@ static const struct argp_option report_options[] = {
 	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid, dso, sym, state (the "
 				  "state waited in: S, D, preempted, runqueue, T, I), waker (who woke "
 				  "the wait, then who had woken the waker: 'writer <- [timer]'; [none] "
-				  "when no wakeup was recorded; needs record --wakers) (default "
-				  "comm,dso,sym)", 0 },
+				  "when no wakeup was recorded; needs record --wakers), runtime (the "
+				  "innermost frame of a runtime's own code, nearest the wait: a Python "
+				  "or JavaScript function, a JIT-compiled method, a Go function outside "
+				  "Go's runtime; [none] when the stack has none) (default comm,dso,sym)", 0 },
 	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
 	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 10)", 0 },
 	{ "no-before", OPT_NO_BEFORE, 0, 0, "Leave out the threads waiting since before the "
@@ -88,6 +91,10 @@ static const struct argp_option report_options[] = {
 	{ "states", OPT_STATES, 0, 0, "Root each folded, SVG and pprof stack of a wait with the "
 				      "state it waited in: [S], [D], [preempted], [runqueue], [T], [I] "
 				      "([?]: not recorded)", 1 },
+	{ "srcline", OPT_SRCLINE, 0, 0, "Folded stacks name each frame whose source is known "
+					"NAME (FILE:LINE): Python functions at the line they are "
+					"at, JavaScript functions with their script (NAME (SCRIPT)), "
+					"and with --lines native ones", 1 },
 	{ 0, 0, 0, 0, "Filters:", 2 },
 	{ "event", 'e', "NAME", 0, "Only this event (e.g. offcpu-time, cpu-clock); folded, pprof and "
 				   "svg show one event: this, else offcpu-time, else the first", 2 },
@@ -153,7 +160,8 @@ static const char report_doc[] =
 
 static int parse_sort(struct text_opts *o, const char *arg)
 {
-	static const char *names[] = { "comm", "pid", "tid", "dso", "sym", "state", "waker" };
+	static const char *names[] = { "comm", "pid", "tid", "dso", "sym", "state", "waker",
+				       "runtime" };
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int err = 0;
 	size_t k;
@@ -239,14 +247,17 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 	case 's':
 		err = parse_sort(&o->t, arg);
 		if (err)
-			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym, state, waker)",
-				   arg);
+			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym, state, waker, "
+				   "runtime)", arg);
 		break;
 	case OPT_WAKERS:
 		o->wakers = true;
 		break;
 	case OPT_STATES:
 		o->states = true;
+		break;
+	case OPT_SRCLINE:
+		o->srcline = true;
 		break;
 	case OPT_NO_BEFORE:
 		o->t.no_before = true;
@@ -315,6 +326,10 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (o->srcline && !o->folded)
+			argp_error(st, "--srcline names the frames of --folded: give --folded too");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -661,6 +676,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	p.show_states = o.states;
 	p.show_wakers = o.wakers;
+	p.show_srcline = o.srcline;
 	if (o.folded || o.pprof || o.svg) {
 		ev = profile__pick_event(&p, o.s.event);
 		if (ev < 0) {

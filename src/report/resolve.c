@@ -167,6 +167,8 @@ static int resolve_addr(struct resolver *r, const struct addrspace *as,
 		return n;
 	}
 	n = sym_dso__resolve(r->sym, m->sd, off, ret, sf, MAX_INLINE);
+	if (sym_dso__go(m->sd))
+		r->p->dsos[m->dso].runtime = DSO_GO;
 	f.dso = m->dso;
 	f.addr = off;
 	if (r->p->dsos[m->dso].max_addr < off)

@@ -36,6 +36,7 @@ struct sym_dso {
 	uint8_t build_id[20];
 	size_t build_id_len;
 	bool loaded, mismatch;
+	bool go; /* a Go object (.gopclntab or .note.go.buildid) */
 	int fd, dbg_fd;
 	void *image; /* [vdso] copy */
 	Elf *elf, *dbg;
@@ -535,6 +536,9 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 	}
 	if (d->elf)
 		load_phdrs(d);
+	if (d->elf)
+		d->go = find_section(d->elf, ".gopclntab", &(GElf_Shdr){ 0 }) ||
+			find_section(d->elf, ".note.go.buildid", &(GElf_Shdr){ 0 });
 	/*
 	 * A debug file on this machine is looked for whenever it may help; a
 	 * fetch only when it names what the binary cannot: its local functions
@@ -686,6 +690,11 @@ static int resolve_lines(struct symbolizer *s, struct sym_dso *d, uint64_t a,
 	out[n++] = (struct sym_frame){ .name = fn, .file = keep_path(s, comp_dir, file),
 				       .line = (uint32_t)lineno };
 	return n;
+}
+
+bool sym_dso__go(const struct sym_dso *d)
+{
+	return d->go;
 }
 
 int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off, bool ret,

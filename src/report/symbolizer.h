@@ -56,6 +56,9 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path, const ui
  * Fills up to @max frames, innermost (inlined) first, the function last.
  * Returns the number filled (0: no symbol).
  */
+/* Whether @d, once a frame of it was resolved, is a Go object. */
+bool sym_dso__go(const struct sym_dso *d);
+
 int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off, bool ret,
 		     struct sym_frame *out, int max);
 

@@ -216,6 +216,7 @@ static int on_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len
 	o.dso = profile__dso(t->p, object[kind], NULL, 0, false);
 	if (o.name == UINT32_MAX || o.dso == UINT32_MAX)
 		return -ENOMEM;
+	t->p->dsos[o.dso].runtime = kind == MAPOBJ_PY ? DSO_PYTHON : kind == MAPOBJ_JS ? DSO_JS : DSO_JIT;
 	obj = mapobj(t, &o);
 	if (obj < 0)
 		return (int)obj;

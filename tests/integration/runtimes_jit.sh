@@ -51,6 +51,14 @@ test_runtimes_go() {
 		figures="$figures $fn $((got / 1000000))/$((ns / 1000000)) ms,"
 	done <truth.txt
 	[ $bad = 0 ] || fail "Go functions' times differ from the program's clocks"
+	# --sort runtime: each wait under the innermost Go function outside Go's
+	# runtime (goSleepCharlie's is time.Sleep, which it calls)
+	"$OFFCPU" report -i go.data --sort runtime >rt.txt || fail "report --sort runtime failed"
+	while read -r fn ns; do
+		[ "$fn" = goSleepCharlie ] && want=time.Sleep || want=main.$fn
+		got=$(awk -v f="$want" '!/^#/ && $3 == f { printf "%.0f", $1 * 1e6 }' rt.txt)
+		within 5 "${got:-0}" "$ns" || { cat rt.txt; fail "--sort runtime: $want has ${got:-0} ns, $fn waited $ns"; }
+	done <truth.txt
 	note "Go: no mark frame;${figures%,}; $(sed -n 's/^offcpu: user stacks by unwind tables: //p' rec.err)"
 }
 
@@ -130,6 +138,10 @@ test_runtimes_node_jit() {
 			figures="$figures $fn $((got / 1000000))/$((ns / 1000000)) ms"
 		done <truth.txt
 		[ $bad = 0 ] || { grep -m3 "\[js\]" node.script >&2; fail "$label: JS functions' times are not under their names"; }
+		# --srcline: a JavaScript function with its script
+		"$OFFCPU" report -i node.data --folded --srcline >srcline.folded || fail "report --srcline failed"
+		grep -q ";blockChildAlpha (/[^;]*/tests/workloads/jitwait.js);" srcline.folded ||
+			{ head -c 2000 srcline.folded; fail "$label: --srcline does not name the script"; }
 		figures="$figures;"
 	done
 	note "node:${figures%;}; $(sed -n 's/^offcpu: JavaScript frames: //p' rec.err)"
