@@ -454,7 +454,8 @@ static __always_inline long table_walk(struct task_struct *task, struct pt_regs 
 	c.buf = buf;
 	c.copy = cb->b;
 	c.s = &cb->st;
-	__builtin_memset(c.s, 0, sizeof(*c.s));
+	/* (the noted frames are read up to nv8 only: not cleared) */
+	__builtin_memset(c.s, 0, __builtin_offsetof(struct uw_state, v8));
 	c.s->max = user_max_depth < OFFCPU_MAX_STACK_DEPTH ? user_max_depth : OFFCPU_MAX_STACK_DEPTH;
 	c.s->pc = regs->ip;
 	c.s->sp = regs->sp;

@@ -329,6 +329,19 @@ struct v8_walk {
 	__u32 pad;
 };
 
+/* A word of the user stack at @addr: from the walk's copy if it is there, else one read. */
+static __always_inline long v8_stack_read(struct unw_copy_buf *cb, __u64 addr, __u64 *out)
+{
+	__u64 off = addr - cb->st.copy_at;
+
+	if (addr >= cb->st.copy_at && off + 8 <= cb->st.copy_len &&
+	    cb->st.copy_len <= OFFCPU_UNW_COPY) {
+		*out = *(__u64 *)(cb->b + (off & (OFFCPU_UNW_COPY - 1)));
+		return 0;
+	}
+	return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+}
+
 /* One noted frame: bpf_loop's callback. A function the cache knows is
  * named here; another is noted for v8_name_step(). */
 static long v8_step(__u64 i, void *arg)
@@ -356,9 +369,10 @@ static long v8_step(__u64 i, void *arg)
 	if (at >= w->n)
 		return 0;
 	/* a JavaScript frame: its context and function are heap objects
-	 * (another frame keeps a small integer marker where the context is) */
-	if (bpf_probe_read_user(&ctx, sizeof(ctx), (void *)(fp + p->fp_context)) ||
-	    bpf_probe_read_user(&fn, sizeof(fn), (void *)(fp + p->fp_function))) {
+	 * (another frame keeps a small integer marker where the context is);
+	 * read from the walk's copy of the stack where it holds them */
+	if (v8_stack_read(cb, fp + p->fp_context, &ctx) ||
+	    v8_stack_read(cb, fp + p->fp_function, &fn)) {
 		v8_count(OFFCPU_V8_CNT_FAULTS);
 		return 0;
 	}
