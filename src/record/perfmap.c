@@ -417,8 +417,9 @@ static void look(struct perfmap *pm, uint32_t slot)
 			tmp_close(pm, p);
 		return;
 	}
-	/* its /tmp kept, while there is room: a temporary one otherwise */
-	keep = t.fd < 0 && !p->gone;
+	/* the /tmp of a process that runs JIT code kept, while there is room:
+	 * a temporary one otherwise */
+	keep = t.fd < 0 && !p->gone && p->jit;
 	if (keep && pm->tmp_open >= PERFMAP_DIRS_MAX) {
 		keep = false;
 		pm->st.dirs_over++;
@@ -474,7 +475,8 @@ static void look(struct perfmap *pm, uint32_t slot)
 		p->state = PM_REFUSED; /* what was read stays */
 	}
 	p->off = off + b.consumed;
-	resolve(pm, slot);
+	if (b.nr)
+		resolve(pm, slot);
 	if (last) {
 		/* nothing more will come of it */
 		if (b.nr)
