@@ -24,23 +24,34 @@ LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
+# Test hooks: the OFFCPU_FAULT_* and other OFFCPU_* variables the tests and
+# benchmarks set (util.h test_hook()), built in with TEST_HOOKS=1, and in any
+# build directory named test (make check builds and tests build/test). Any
+# other build (make, install, the package) has none.
+TEST_HOOKS ?= $(if $(filter test,$(notdir $(BUILD))),1)
+HOOKS := $(if $(TEST_HOOKS),-DOFFCPU_TEST_HOOKS)
+override CFLAGS += $(HOOKS)
+# a build directory holds objects of one kind: a change rebuilds them all
+HOOKS_STAMP := $(BUILD)/hooks
 
 # every source of a part's folder is built: a new file needs no line here
 CORE_SRCS := $(sort $(wildcard src/util/*.c src/perfdata/*.c))
 RECORD_SRCS := $(sort $(wildcard src/record/*.c src/unwind/*.c))
-REPORT_SRCS := $(sort $(wildcard src/report/*.c))
+# the report's sources; its .S files embed what is no C (the timeline page's assets)
+REPORT_SRCS := $(sort $(wildcard src/report/*.c src/report/*.S))
+REPORT_ASSETS := $(wildcard src/report/timeline/*)
 APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
-APP_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS))
+APP_OBJS := $(patsubst src/%.S,$(BUILD)/obj/%.o,$(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS)))
 
-# the unit tests: all of report but its command, the parts of record that need no BPF
-REPORT_LIB_SRCS := $(filter-out src/report/report.c,$(REPORT_SRCS))
+# the unit tests: all of report but its commands (report.c, critpath_cmd.c), the parts of record that need no BPF
+REPORT_LIB_SRCS := $(filter-out src/report/report.c src/report/critpath_cmd.c,$(REPORT_SRCS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c)) $(REPORT_LIB_SRCS) \
 	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/record/v8layout.c $(sort $(wildcard src/unwind/*.c))
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
 	$(BUILD)/tests/hostile
-WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/fusehang $(BUILD)/tests/fakepy
+WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/fusehang $(BUILD)/tests/fakepy $(BUILD)/tests/critpath
 
-.PHONY: all clean check check-run unit demo install deps bench
+.PHONY: all clean check check-run test-run unit demo install deps bench FORCE
 
 all: $(BUILD)/offcpu
 
@@ -49,13 +60,22 @@ $(BUILD)/vmlinux.h:
 	@test -r $(VMLINUX_BTF) || { echo "error: $(VMLINUX_BTF) not found: a kernel with BTF is needed to build" >&2; exit 1; }
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/offcpu.bpf.o: src/bpf/offcpu.bpf.c $(wildcard src/bpf/*.bpf.h) src/offcpu.h src/korc_abi.h $(BUILD)/vmlinux.h
-	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Isrc -c $< -o $@
+$(HOOKS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = "hooks=$(HOOKS)" ] || echo "hooks=$(HOOKS)" >$@
+
+$(BUILD)/offcpu.bpf.o: src/bpf/offcpu.bpf.c $(wildcard src/bpf/*.bpf.h) src/offcpu.h src/korc_abi.h $(BUILD)/vmlinux.h $(HOOKS_STAMP)
+	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) $(HOOKS) -I$(BUILD) -Isrc -c $< -o $@
 
 $(BUILD)/offcpu.skel.h: $(BUILD)/offcpu.bpf.o
 	$(BPFTOOL) gen skeleton $< name offcpu_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h src/*/*.h) | $(BUILD)/offcpu.skel.h
+# assets are read by the assembler at build time, by their paths from here
+$(BUILD)/obj/%.o: src/%.S $(REPORT_ASSETS)
+	@mkdir -p $(@D)
+	$(CC) -c $< -o $@
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h src/*/*.h) $(HOOKS_STAMP) | $(BUILD)/offcpu.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -69,11 +89,11 @@ $(BUILD)/offcpu: $(APP_OBJS)
 # Unit tests need no root; they are built twice: plain and with sanitizers.
 # realloc is wrapped so that tests can make it fail (test_queue.c).
 UNIT_LDFLAGS := -Wl,--wrap=realloc
-$(BUILD)/tests/unit: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h)
+$(BUILD)/tests/unit: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h) $(REPORT_ASSETS) $(HOOKS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(UNIT_LDFLAGS) $(LIBS)
 
-$(BUILD)/tests/unit-asan: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h)
+$(BUILD)/tests/unit-asan: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/*/*.h tests/unit/*.h) $(REPORT_ASSETS) $(HOOKS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 		-Itests/unit $(UNIT_SRCS) $(CORE_SRCS) -o $@ $(UNIT_LDFLAGS) $(LIBS)
@@ -98,7 +118,11 @@ check:
 	bash scripts/install-deps.sh --check
 	$(MAKE) check-run
 
-check-run: $(BUILD)/offcpu $(BUILD)/tests/unit $(BUILD)/tests/unit-asan $(WORKLOADS)
+# the tests run a build of their own, with the test hooks, in $(BUILD)/test
+check-run:
+	$(MAKE) BUILD=$(BUILD)/test test-run T="$(T)"
+
+test-run: $(BUILD)/offcpu $(BUILD)/tests/unit $(BUILD)/tests/unit-asan $(WORKLOADS)
 	BUILD=$(BUILD) bash tests/run.sh $(T)
 
 unit: $(BUILD)/tests/unit $(BUILD)/tests/unit-asan
@@ -113,7 +137,7 @@ $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src
 
 FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/perfdata/wakers.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/util/objread.c src/util/mounts.c src/util/ranges.c src/util/outfile.c src/util/safepath.c \
 	$(REPORT_LIB_SRCS) src/unwind/oracle.c
-$(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wildcard src/*/*.h)
+$(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wildcard src/*/*.h) $(REPORT_ASSETS)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $< $(FUZZ_SESSION_SRCS) -o $@ -lelf -ldw -lz -liberty

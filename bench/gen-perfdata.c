@@ -6,9 +6,12 @@
  * binary (mapped with an MMAP2 record), so that both offcpu report and perf
  * report have real symbolization work to do. With -p the file is in perf's
  * pipe format (what offcpu record -o - writes), and -o - writes it to
- * standard output, to be piped into offcpu report -i -.
+ * standard output, to be piped into offcpu report -i -. With -y NAMES, the
+ * first NAMES samples each end in a Python frame of its own, named by an
+ * MMAP2 record written just before it, as offcpu record names them
+ * (offcpu.h, "Named frames"): one process with NAMES Python names.
  *
- *   gen-perfdata -o FILE [-p] [-n SAMPLES] [-s STACKS] [-t THREADS] BINARY
+ *   gen-perfdata -o FILE [-p] [-n SAMPLES] [-s STACKS] [-t THREADS] [-y NAMES] BINARY
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include "offcpu.h"
 #include "perfdata/writer.h"
 #include "perfdata/sample.h"
 
@@ -97,7 +101,8 @@ int main(int argc, char **argv)
 	const char *out = NULL;
 	char *bin;
 	uint64_t nsamples = 1000000, *funcs = NULL, **stacks, t = 1000000000ULL, id = 1, total = 0;
-	size_t nstacks = 5000, nthreads = 40, nfuncs, i, k;
+	size_t nstacks = 5000, nthreads = 40, nfuncs, i, k, nnames = 0;
+	uint64_t chain[64];
 	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
 	struct perf_event_attr attr = { 0 };
 	struct perf_writer *w;
@@ -107,19 +112,20 @@ int main(int argc, char **argv)
 	bool pipe_mode = false;
 	int fd, c;
 
-	while ((c = getopt(argc, argv, "o:pn:s:t:")) != -1) {
+	while ((c = getopt(argc, argv, "o:pn:s:t:y:")) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'p': pipe_mode = true; break;
 		case 'n': nsamples = strtoull(optarg, NULL, 10); break;
 		case 's': nstacks = strtoul(optarg, NULL, 10); break;
 		case 't': nthreads = strtoul(optarg, NULL, 10); break;
+		case 'y': nnames = strtoul(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
 	if (!out || optind != argc - 1 || !nstacks || !nthreads) {
 		fprintf(stderr, "usage: gen-perfdata -o FILE [-p] [-n SAMPLES] [-s STACKS] [-t THREADS] "
-			"BINARY\n");
+			"[-y NAMES] BINARY\n");
 		return 2;
 	}
 	bin = realpath(argv[optind], NULL);
@@ -192,8 +198,31 @@ int main(int argc, char **argv)
 			.nr_ips = depth[sidx] + 1,
 			.ips = stacks[sidx],
 		};
-		int size = perf_sample__encode(attr.sample_type, &s, buf, sizeof(buf));
+		int size;
 
+		if (i < nnames) {
+			/* a Python frame of its own, named first, inside the stack's first frame */
+			memset(buf, 0, 128);
+			((struct perf_event_header *)buf)->type = PERF_RECORD_MMAP2;
+			((struct perf_event_header *)buf)->misc = PERF_RECORD_MISC_USER;
+			*(uint32_t *)(buf + 8) = PID;
+			*(uint32_t *)(buf + 12) = PID;
+			*(uint64_t *)(buf + 16) = OFFCPU_PYFRAME_OF(i + 1);
+			*(uint64_t *)(buf + 24) = OFFCPU_PYFRAME_SIZE;
+			*(uint32_t *)(buf + 64) = PROT_READ | PROT_EXEC;
+			*(uint32_t *)(buf + 68) = MAP_PRIVATE;
+			snprintf(buf + 72, 4096, OFFCPU_NAMED_PY "py_function_%zu (app.py:%zu)", i + 1,
+				 i + 1);
+			if (put(w, buf, 72 + strlen(buf + 72) + 1))
+				return 1;
+			chain[0] = (uint64_t)PERF_CONTEXT_USER;
+			chain[1] = stacks[sidx][1];
+			chain[2] = OFFCPU_PYFRAME_OF(i + 1);
+			memcpy(chain + 3, stacks[sidx] + 2, (depth[sidx] - 1) * sizeof(*chain));
+			s.ips = chain;
+			s.nr_ips = depth[sidx] + 2;
+		}
+		size = perf_sample__encode(attr.sample_type, &s, buf, sizeof(buf));
 		t += 1000;
 		total += s.period;
 		if (size < 0 || perf_writer__write(w, (struct perf_event_header *)buf))

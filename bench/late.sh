@@ -13,7 +13,8 @@
 # ROUNDS rounds (-r, default 5), medians. Needs root; builds with make.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD:-$ROOT/build}
+# the switch it turns is a test hook: a test build (TEST_HOOKS=1) of its own
+BUILD=${BUILD:-$ROOT/build/test}
 OFFCPU=${OFFCPU:-$BUILD/offcpu}
 THREADS=1000
 EXECS=300
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ "$(id -u)" = 0 ] || { echo "bench/late.sh: needs root" >&2; exit 1; }
-make -s -C "$ROOT" BUILD="$BUILD" "$BUILD/offcpu" "$BUILD/bench/stuck" >/dev/null || exit 1
+make -s -C "$ROOT" BUILD="$BUILD" TEST_HOOKS=1 "$BUILD/offcpu" "$BUILD/bench/stuck" >/dev/null || exit 1
 TMP=$(mktemp -d)
 trap 'kill $stuck 2>/dev/null; rm -rf "$TMP"' EXIT
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }

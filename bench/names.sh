@@ -4,7 +4,9 @@
 # new frames each, default 4000), then offcpu report against perf report
 # --stdio on it, side by side, ROUNDS times (default 3): the median wall time
 # of each and their ratio. BASE=/path/to/offcpu runs an older build's report
-# on the same file too. Needs root (it records).
+# on the same file too. Needs root (it records). (tests/integration/
+# hostile_readers.sh checks the same on a file bench/gen-perfdata -y writes,
+# whose names do not depend on how fast the recorder's reader was.)
 # Usage: [BASE=OLD_OFFCPU] bench/names.sh [BLOCKS] [ROUNDS]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

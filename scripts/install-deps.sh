@@ -29,13 +29,26 @@ CHECK=(
 	protobuf-compiler
 	# workloads and tools the tests run (setpriv, pgrep, python3 threads, strace -f, git ls-files)
 	util-linux procps coreutils gawk python3 strace git
-	# runtimes: Python's offsets checked against its DWARF, a node JIT, a JVM and its
-	# jcmd (perf maps written at its exit and mid-run), a local debuginfod server
+	# runtimes: Python's offsets checked against its DWARF, a node JIT (and the
+	# browser tests' driver, playwright-core from npm: node 18 or newer), a JVM
+	# and its jcmd (perf maps written at its exit and mid-run), a local
+	# debuginfod server
 	python3.11-dbg nodejs openjdk-17-jdk-headless debuginfod
 	# the kernel matrix (tests/integration/kernels.sh): Debian's kernels under QEMU
 	qemu-system-x86 busybox-static cpio
+	# a real server's critical path (tests/integration/critpath.sh): postgres and pgbench
+	postgresql-15 postgresql-client-15
 	# the package (tests/integration/package.sh): man pages, the .deb and lintian
 	man-db dpkg-dev debhelper build-essential lintian
+)
+
+# Commands the tests run that a machine may have from elsewhere than Debian's
+# packages (this project's machine image has npm from npm itself, and a node
+# of its own beside it, which Debian's npm package would not go with): the
+# package is installed only when its command is missing. COMMAND:PACKAGE
+CHECK_COMMANDS=(
+	# npm ci brings the browser tests' playwright-core (tests/integration/timeline_html.sh)
+	npm:npm
 )
 
 usage() {
@@ -55,14 +68,16 @@ for arg in "$@"; do
 done
 
 packages=("${DEMO[@]}")
+commands=()
 what="make demo"
 if [ $check -eq 1 ]; then
 	packages+=("${CHECK[@]}")
+	commands+=("${CHECK_COMMANDS[@]}")
 	what="make demo and make check"
 fi
 
 if [ $print -eq 1 ]; then
-	printf '%s\n' "${packages[@]}"
+	printf '%s\n' "${packages[@]}" "${commands[@]#*:}"
 	exit 0
 fi
 
@@ -70,8 +85,11 @@ missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+for c in "${commands[@]}"; do
+	command -v "${c%%:*}" >/dev/null || missing+=("${c#*:}")
+done
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-deps: all ${#packages[@]} packages for $what are installed"
+	echo "install-deps: all $((${#packages[@]} + ${#commands[@]})) packages for $what are installed"
 	exit 0
 fi
 

@@ -108,8 +108,21 @@ static __always_inline void on_switch_common(void *ctx, bool preempt, struct tas
 	 * skips it, leaves no trace to find) */
 	if (want && t && t->nvcsw && fault_skip_switch_out())
 		return; /* as if the kernel had not called this program */
-	if (t && btf)
-		t->nvcsw = prev->nvcsw; /* already counts this switch */
+	if (t && btf) {
+		/*
+		 * It already counts this switch, if voluntary. More than that
+		 * since the thread was last seen: the kernel skipped this
+		 * program when it blocked and again when it ran (the check at
+		 * the switch-in below did not see it), and this is the last
+		 * chance to count that block (its exit is such a switch too).
+		 */
+		long st = has_prev_state ? (long)(unsigned int)((__u64 *)ctx)[3] : task_state(prev);
+		__u64 seen = t->nvcsw + (!preempt && st ? 1 : 0);
+
+		if (t->nvcsw && prev->nvcsw > seen && prev->nvcsw - seen < 1000000)
+			count_n(OFFCPU_CNT_MISSED_OUT, prev->nvcsw - seen);
+		t->nvcsw = prev->nvcsw;
+	}
 	if (t && (want || t->ts || t->open)) {
 		/* its CPU time so far, just brought up to date by the scheduler */
 		ran_ns = TASK_FIELD(btf, prev, se.sum_exec_runtime);

@@ -27,8 +27,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
 } snaps SEC(".maps");
-/* each CPU's count of deferred walks (its programs run with interrupts off) */
-__u32 defer_seq[64];
+/* deferred walks so far, all CPUs: the next walk's id (defer_walk()) */
+__u64 defer_next;
 
 /* --verify-stacks with tables: walks and their stack copies for the oracle */
 struct {
@@ -112,7 +112,7 @@ static __always_inline void snap_regs(struct offcpu_snap *s, struct pt_regs *r)
  */
 static __always_inline long defer_walk(struct task_struct *task, __u64 *buf, long n)
 {
-	__u32 zero = 0, id, reason, max, cpu;
+	__u32 zero = 0, id, reason, max;
 	struct unw_copy_buf *cb = bpf_map_lookup_elem(&unw_copy, &zero);
 	struct pt_regs *regs = user_regs(task);
 	struct offcpu_snap_defer *d;
@@ -131,10 +131,17 @@ static __always_inline long defer_walk(struct task_struct *task, __u64 *buf, lon
 		count(OFFCPU_CNT_SNAP_LOST);
 		return n;
 	}
-	/* unique among a thread's walks in flight: this CPU's count and the CPU
-	 * (user space finds a walk by thread and id) */
-	cpu = bpf_get_smp_processor_id() & 63;
-	id = (defer_seq[cpu]++ & 511) << 6 | cpu;
+	/*
+	 * User space finds a walk by thread and id until the block's sample is
+	 * written (the next flush for a summed one), and a block's key holds
+	 * the id: a thread's two walks with one id would be summed as one
+	 * stack, and the later walk's frames would replace the earlier's. The
+	 * ids count all walks, over all the room below the lowest mapping: an
+	 * id comes back after 61,440 deferred walks. (They were counted per
+	 * CPU, 512 ids each: a process that deferred its walks across more
+	 * than 512 of one CPU's had blocks written with another block's stack.)
+	 */
+	id = (__u32)(__sync_fetch_and_add(&defer_next, 1) % (OFFCPU_UNW_DEFER_HI - OFFCPU_UNW_DEFER_LO));
 	d->h.kind = OFFCPU_SNAP_DEFER;
 	d->h.tgid = task->tgid;
 	d->h.tid = task->pid;

@@ -16,6 +16,12 @@
  * the thread ran again, do not. perf reads the CPU alone.
  */
 #define OFFCPU_CPU_RES_SUMMED 1u
+/*
+ * A block still under way when the recording ended (found by the end's task
+ * iterator): its sample's time is the recording's end, not a switch-in, and
+ * its period counts up to it. Not summed: one block of one thread.
+ */
+#define OFFCPU_CPU_RES_OPEN_END 2u
 
 struct perf_sample {
 	uint64_t id; /* IDENTIFIER, else ID */

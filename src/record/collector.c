@@ -180,7 +180,7 @@ struct collector *collector__open(const struct collector_opts *o, char *msg, siz
 		snprintf(msg, len, "failed to set up the BPF output buffer: %s", strerror(-err));
 		goto fail;
 	}
-	c->drain_each = getenv("OFFCPU_DRAIN_BATCH") && !strcmp(getenv("OFFCPU_DRAIN_BATCH"), "0");
+	c->drain_each = test_hook_is(test_hook("DRAIN_BATCH"), "0");
 	return c;
 fail:
 	collector__free(c);

@@ -17,6 +17,7 @@
 #include "../perfdata/sample.h"
 #include "../perfdata/wakers.h"
 #include "userstacks.h"
+#include "../util/hashmap.h"
 #include "../util/util.h"
 
 /*
@@ -149,8 +150,8 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 
 /*
  * Encode one offcpu-time sample; the innermost frame is its ip, its state the
- * weight, and summed blocks (@kind SRC_SUMMED) are told in the CPU field's
- * reserved half.
+ * weight, and summed blocks (@kind SRC_SUMMED) and blocks under way at the
+ * end (SRC_OPEN_END) are told in the CPU field's reserved half.
  */
 int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 			 uint64_t period, uint32_t cpu, int kind, char *buf, size_t cap, unsigned *unw)
@@ -162,7 +163,8 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 		.tid = k->pid,
 		.time = time,
 		.cpu = cpu,
-		.cpu_res = kind == SRC_SUMMED ? OFFCPU_CPU_RES_SUMMED : 0,
+		.cpu_res = kind == SRC_SUMMED ? OFFCPU_CPU_RES_SUMMED :
+			   kind == SRC_OPEN_END ? OFFCPU_CPU_RES_OPEN_END : 0,
 		.period = period,
 		.cgroup = k->cgroup_id,
 		.weight = (uint64_t)k->state + 1,
@@ -172,6 +174,14 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	int size;
 
 	s.nr_ips = callchain(r, k->tgid, k->pid, k->kern_stack, k->user_stack, chain, &s.ip, unw);
+	if (s.nr_ips) {
+		/* distinct stacks, as the file has them (finished in user space too);
+		 * the set holds values above 1 */
+		uint64_t hash = hash_bytes(chain, s.nr_ips * sizeof(*chain));
+
+		r->st.stacks.max = DISTINCT_STACKS_MAX;
+		u64set__add(&r->st.stacks, hash > 1 ? hash : 2);
+	}
 	size = perf_sample__encode(r->ev.sample_type, &s, buf, cap);
 	if (size < 0)
 		return size;
@@ -276,8 +286,10 @@ int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *
 	struct offcpu_key rk;
 	int err = 0;
 
+	/* under way at the end and woken: its wait ended, its wait for a CPU did not */
 	if (period || !runq)
-		err = push_one(r, q, k, time, period, cpu, kind, lock);
+		err = push_one(r, q, k, time, period, cpu,
+			       kind == SRC_OPEN_END && runq ? SRC_OFFCPU : kind, lock);
 	if (err || !runq)
 		return err;
 	/* the wait for a CPU after the wakeup: its own state, no waker */

@@ -64,6 +64,40 @@ static int flush(struct record *r, bool sums)
 	return err;
 }
 
+long flush_round_open_end(struct record *r, uint64_t end)
+{
+	struct sink k = { r, &r->batch, false };
+	struct summed_sink ss = { &k, now_ns(), false };
+	struct round rd = { .w = r->w, .batch = &r->batch, .finish = true, .split = split_file };
+	long n, opened;
+	int err;
+
+	perf_queue__clear(&r->batch);
+	n = collector__drain(r->coll, push_summed, &ss);
+	/* the iterator adds to the map the drain just switched to, empty since
+	 * the programs are detached: the next drain takes those blocks alone */
+	opened = n < 0 ? n : collector__open_blocks(r->coll, OFFCPU_OPEN_END, end);
+	if (opened < 0)
+		return opened;
+	ss.time = end;
+	ss.open_end = true;
+	n = collector__drain(r->coll, push_summed, &ss);
+	if (n >= 0)
+		n = perf_rings__read(r->sb, push_sideband, &k);
+	if (n >= 0 && r->oncpu)
+		n = perf_rings__read(r->oncpu, push_oncpu, &k);
+	if (n >= 0)
+		n = collector__consume(r->coll, push_stream, &k);
+	if (n < 0)
+		return n;
+	err = round__write(r, &rd);
+	if (err)
+		return err;
+	stackstore__prune(r->stacks);
+	r->st.flushes++;
+	return opened;
+}
+
 int flush_round(struct record *r)
 {
 	return flush(r, false);
@@ -229,8 +263,12 @@ void print_summary(struct record *r, uint64_t file_size)
 		.offcpu_ns = r->st.offcpu_ns,
 		.streamed = r->st.streamed_samples,
 		.summed = r->st.summed_samples,
-		.distinct_stacks = stackstore__distinct(r->stacks),
+		.distinct_stacks = r->st.stacks.len,
+		.distinct_stacks_more = r->st.stacks.full,
 		.threads = r->st.threads.len,
+		.procs_given = r->have_workload ? 0 : r->tg.given,
+		.procs_before = r->tg.descendants,
+		.procs_followed = r->tg.tracked.len,
 		.oncpu_samples = r->st.oncpu_samples,
 		.freq = r->oncpu ? r->o.freq : 0,
 		.output = output__last(&r->out),

@@ -180,12 +180,14 @@ static bool loading_syscall(long nr)
 	return false;
 }
 
+#ifdef OFFCPU_TEST_HOOKS
 static volatile sig_atomic_t hold_resumed;
 
 static void on_hold_cont(int sig)
 {
 	hold_resumed = 1;
 }
+#endif
 
 /*
  * Tests: OFFCPU_FAULT_HOLD_PAUSE=WHERE[,WHERE...] pauses the hold at those
@@ -195,6 +197,7 @@ static void on_hold_cont(int sig)
  */
 static void hold_pause(struct hold *h, const char *where)
 {
+#ifdef OFFCPU_TEST_HOOKS
 	struct sigaction sa = { .sa_handler = on_hold_cont }, old;
 	size_t n = strcspn(where, " "); /* "signal 10" is paused at by "signal" */
 	const char *p = h->pause;
@@ -211,6 +214,10 @@ static void hold_pause(struct hold *h, const char *where)
 	while (!*h->stop && !hold_resumed)
 		poll(NULL, 0, 20);
 	sigaction(SIGCONT, &old, NULL);
+#else
+	(void)h;
+	(void)where;
+#endif
 }
 
 /*
@@ -413,7 +420,7 @@ int hold__until_loaded(struct workload *w, void (*load)(void *arg, int pid), voi
 		       volatile sig_atomic_t *stop)
 {
 	struct hold h = { .w = w, .load = load, .arg = arg, .stop = stop,
-			  .pause = getenv("OFFCPU_FAULT_HOLD_PAUSE") };
+			  .pause = test_hook("FAULT_HOLD_PAUSE") };
 
 	return hold_until_loaded(&h);
 }

@@ -243,12 +243,13 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	 * anything that takes call chains is loaded, as this is) */
 	skel->rodata->user_max_depth = (uint32_t)sysctl_u64("/proc/sys/kernel/perf_event_max_stack",
 							    OFFCPU_MAX_STACK_DEPTH);
+#ifdef OFFCPU_TEST_HOOKS
 	/* fault injection for the tests: see fault_skip_in in the BPF program */
-	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN") || getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"))
+	if (test_hook("FAULT_SKIP_SWITCH_IN") || test_hook("FAULT_SKIP_SWITCH_OUT"))
 		pr_warn("TEST FAULT INJECTION: context switches are ignored on purpose "
 			"(OFFCPU_FAULT_SKIP_SWITCH_IN/OUT): this recording is not complete");
-	if (getenv("OFFCPU_FAULT_REFUSE")) {
-		const char *v = getenv("OFFCPU_FAULT_REFUSE");
+	if (test_hook("FAULT_REFUSE")) {
+		const char *v = test_hook("FAULT_REFUSE");
 		static bool warned;
 
 		if (!warned)
@@ -259,14 +260,15 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 		skel->rodata->fault_refuse = (strstr(v, "korc") ? 1 : 0) | (strstr(v, "user") ? 2 : 0) |
 					     (strstr(v, "tp_btf") ? 4 : 0) | (strstr(v, "tables") ? 8 : 0);
 	}
-	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"))
-		skel->rodata->fault_skip_in = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_IN"), NULL, 10);
-	if (getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"))
-		skel->rodata->fault_skip_out = (uint32_t)strtoul(getenv("OFFCPU_FAULT_SKIP_SWITCH_OUT"), NULL, 10);
+	if (test_hook("FAULT_SKIP_SWITCH_IN"))
+		skel->rodata->fault_skip_in = (uint32_t)strtoul(test_hook("FAULT_SKIP_SWITCH_IN"), NULL, 10);
+	if (test_hook("FAULT_SKIP_SWITCH_OUT"))
+		skel->rodata->fault_skip_out = (uint32_t)strtoul(test_hook("FAULT_SKIP_SWITCH_OUT"), NULL, 10);
+	if (test_hook("UNWIND_COPY")) /* bench: bytes of stack copied */
+		skel->rodata->unwind_copy = (uint32_t)strtoul(test_hook("UNWIND_COPY"), NULL, 0);
+#endif
 	skel->rodata->user_walker = user_walker;
 	skel->rodata->unwind_tables = user_walker && tables;
-	if (getenv("OFFCPU_UNWIND_COPY")) /* bench: bytes of stack copied */
-		skel->rodata->unwind_copy = (uint32_t)strtoul(getenv("OFFCPU_UNWIND_COPY"), NULL, 0);
 	/* unused maps take one element: the rows are what costs */
 	bpf_map__set_max_entries(skel->maps.unw_rows, user_walker && tables ? o->unwind_rows : 1);
 	if (!(user_walker && tables)) {
@@ -360,8 +362,7 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	/* the split from the scheduler's own enqueue time where the kernel's
 	 * types allow: no program at each wakeup (OFFCPU_TEST_RUNQ=wakeup
 	 * stamps the wakeups instead, for the tests to compare) */
-	skel->rodata->runq_queued = queued_clock && !(getenv("OFFCPU_TEST_RUNQ") &&
-						      !strcmp(getenv("OFFCPU_TEST_RUNQ"), "wakeup"));
+	skel->rodata->runq_queued = queued_clock && !test_hook_is(test_hook("TEST_RUNQ"), "wakeup");
 	skel->rodata->record_wakers = !raw_tp && o->wakers;
 	bpf_program__set_autoload(skel->progs.on_waking,
 				  (skel->rodata->runq_split && !skel->rodata->runq_queued) ||

@@ -32,16 +32,17 @@ enum {
 	OPT_FLUSH,
 	OPT_NO_PYTHON,
 	OPT_NO_JS,
+	OPT_CRITICAL_PATH,
 };
 
 static const struct argp_option record_options[] = {
 	{ 0, 0, 0, 0, "Targets (a command after --, or -p, -t, -a, -C, -G):", 1 },
-	{ "pid", 'p', "PID[,PID...]", 0, "Record these processes (all their threads, and the processes they fork from now on) until they exit", 1 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Record these processes (all their threads, the processes they forked before, and those they fork from now on) until they exit", 1 },
 	{ "tid", 't', "TID[,TID...]", 0, "Record these threads only", 1 },
 	{ "all-cpus", 'a', 0, 0, "Record every process on the system", 1 },
 	{ "cpu", 'C', "CPU-LIST", 0, "Only blocks that begin on these CPUs, e.g. 0,2-3", 1 },
 	{ "cgroup", 'G', "CGROUP", 0, "Only tasks in this cgroup v2 (path below the cgroup2 mount, or absolute)", 1 },
-	{ "no-inherit", OPT_NO_INHERIT, 0, 0, "Do not follow the processes the command or -p processes fork (their threads are always followed)", 1 },
+	{ "no-inherit", OPT_NO_INHERIT, 0, 0, "Do not follow the processes the command or -p processes fork, or forked before (their threads are always followed)", 1 },
 	{ 0, 0, 0, 0, "What to record:", 2 },
 	{ "off-cpu-thresh", OPT_THRESH, "MS", 0, "Blocks of at least MS milliseconds are written at once as their own sample, with their real time; shorter ones are summed in the kernel and written every --flush interval (default 500; 0 writes every block)", 2 },
 	{ "flush", OPT_FLUSH, "TIME", 0, "Write the blocks summed in the kernel every TIME, as samples stamped with the end of that interval (default 1s; 0: once per file, at its end)", 2 },
@@ -50,6 +51,7 @@ static const struct argp_option record_options[] = {
 	{ "unwind-mem", OPT_UNWIND_MEM, "SIZE", 0, "Kernel memory for unwind tables, shared by all objects (default 32M: 4 million rows, what a parallel build running gcc and clang at once holds; objects no process uses are taken back to make room; those that still do not fit are walked by frame pointers, and the summary says so)", 2 },
 	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted, and the wait for a CPU after each wakeup, split off its block as 'runqueue'), T (stopped), I (idle); default S,D. Each sample keeps its state", 2 },
 	{ "wakers", OPT_WAKERS, 0, 0, "Also record who woke each block: the waking thread and its stacks (--stacks), or the interrupt ([timer], [irq], [softirq:NET_RX], ...), and the chain of who woke the waker just before (up to 3 hops), as offcpu-waker samples", 2 },
+	{ "critical-path", OPT_CRITICAL_PATH, 0, 0, "Record what offcpu report --critical-path follows: --wakers --state S,D,R --off-cpu-thresh 0 -F 999 (each block with its times, state and waker; preemptions and run queue waits; on-CPU samples for the running parts); options given explicitly win over these", 2 },
 	{ "no-python", OPT_NO_PYTHON, 0, 0, "No Python frames: by default the user stacks of CPython 3.11 processes show each Python function (\"[py] QUALNAME (FILE:LINE)\", LINE the line it is at) inside the interpreter frame that runs it, its name taken while the process lives", 2 },
 	{ "no-js", OPT_NO_JS, 0, 0, "No JavaScript frames: by default the user stacks of node processes whose V8 exports its frame layout (its v8dbg_* symbols) show each JavaScript function, interpreted or compiled (\"[js] NAME (SCRIPT)\"), in place of the V8 code that runs it, its name taken while the process lives (needs --unwind=tables)", 2 },
 	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
@@ -109,6 +111,7 @@ static const char record_doc[] =
 	"  offcpu record -o - -- ./app | perf script -i -\n"
 	"  offcpu record --unwind=fp -- ./app           frame pointers only (cheaper)\n"
 	"  offcpu record --wakers --state SDR -- ./app  who woke each wait; preemption and run queue\n"
+	"  offcpu record --critical-path -- ./app       for offcpu report --critical-path\n"
 	"  perf report -i app.data --stdio              read it with perf\n"
 	"\n"
 	"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF: 5.15 or newer "
@@ -252,6 +255,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_STATE:
 		if (parse_states(arg, &o->state_mask))
 			return usage_error(st, "invalid state list '%s' (letters of S,D,R,T,I)", arg);
+		o->state_given = true;
 		break;
 	case 'F':
 		if (parse_u64(arg, &v) || v < 1 || v > 100000)
@@ -365,6 +369,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_WAKERS:
 		o->wakers = true;
 		break;
+	case OPT_CRITICAL_PATH:
+		o->critical_path = true;
+		break;
 	case 'v':
 		log_verbosity++;
 		break;
@@ -461,6 +468,15 @@ int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdo
 			       "TIME");
 	if (o->overwrite && !o->thresh_given)
 		o->thresh_ns = 0; /* every block goes to the buffers, with its time */
+	if (o->critical_path) { /* what the walk needs, where not chosen otherwise */
+		o->wakers = true;
+		if (!o->thresh_given)
+			o->thresh_ns = 0;
+		if (!o->state_given)
+			o->state_mask = OFFCPU_DEFAULT_STATES | OFFCPU_STATE_MASK(OFFCPU_STATE_R);
+		if (!o->freq)
+			o->freq = CRITICAL_PATH_FREQ;
+	}
 	if (o->pipe_output && switching)
 		return INVALID("--switch-output writes files: it cannot be combined with -o -");
 	if (o->pipe_output && stdout_tty)

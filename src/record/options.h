@@ -13,6 +13,8 @@
 #include "../offcpu.h"
 
 #define DEFAULT_FREQ 4000
+/* --critical-path's on-CPU sampling: a sample a millisecond, off the timer tick's beat */
+#define CRITICAL_PATH_FREQ 999
 
 enum { STACKS_USER = 1, STACKS_KERNEL = 2 };
 enum { UNWIND_TABLES, UNWIND_FP };
@@ -47,6 +49,8 @@ struct record_opts {
 	bool force_raw_tp;
 	bool verify_stacks;
 	bool wakers; /* --wakers: who woke each block */
+	bool critical_path; /* --critical-path: wakers, S,D,R, threshold 0, -F 999 unless given */
+	bool state_given; /* --state was given */
 	bool python; /* Python frames in user stacks (default; --no-python: off) */
 	bool js; /* JavaScript frames named in user stacks (default; --no-js: off) */
 	int unwind; /* UNWIND_TABLES or UNWIND_FP */

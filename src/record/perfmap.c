@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "perfmap.h"
+#include "pmtmp.h"
 #include "synth.h"
 #include "../offcpu.h"
 #include "../perfdata/format.h"
@@ -170,88 +171,6 @@ void perfmap__free(struct perfmap *pm)
 	pthread_cond_destroy(&pm->served);
 	pthread_mutex_destroy(&pm->lock);
 	free(pm);
-}
-
-/* The pid of @tgid in its own pid namespace (the last NSpid field), or @tgid. */
-static int ns_pid(int tgid)
-{
-	char path[64], line[256];
-	int pid = tgid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tgid);
-	f = fopen(path, "re");
-	if (!f)
-		return tgid;
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *end;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (p = line + 6;; p = end) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (v > 0)
-				pid = (int)v;
-		}
-		break;
-	}
-	fclose(f);
-	return pid;
-}
-
-/*
- * Keep process @tgid's /tmp (/proc/PID/root/tmp: its own, in another mount
- * namespace too, walked with no link followed and every mount checked,
- * objread.h) in @t, with its user (the owner of /proc/PID) and its pid
- * there: its map can be opened in it after it exits. 0 or -errno (-ESRCH:
- * the process is gone).
- */
-struct pm_tmp {
-	int fd;
-	uint64_t mnt;
-	uint32_t uid;
-	int nspid;
-};
-
-static int tmp_open(int tgid, struct pm_tmp *t)
-{
-	struct stat pst;
-	char path[96];
-
-	snprintf(path, sizeof(path), "/proc/%d", tgid);
-	if (stat(path, &pst))
-		return -ESRCH;
-	t->uid = pst.st_uid;
-	t->nspid = ns_pid(tgid);
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp", tgid);
-	t->fd = objread_open_dir(path, OBJREAD_NO_LINKS, &t->mnt);
-	return t->fd < 0 ? t->fd : 0;
-}
-
-/*
- * Open the map, perf-NSPID.map, in a kept /tmp @t: a regular file of the
- * process's user, on the directory's mount (objread_openat()). A
- * descriptor, -ENOENT when there is none, or another -errno when it is
- * refused (-EPERM: not its user's regular file).
- */
-static int tmp_map(const struct pm_tmp *t)
-{
-	struct stat st;
-	char name[64];
-	int fd;
-
-	snprintf(name, sizeof(name), "perf-%d.map", t->nspid);
-	fd = objread_openat(t->fd, t->mnt, name, &st);
-	if (fd == -EINVAL || fd == -ELOOP)
-		return -EPERM; /* a fifo, a device, a link: not a map */
-	if (fd >= 0 && st.st_uid != t->uid) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
 }
 
 static uint64_t proc_bytes(const struct pm_proc *p)
@@ -429,13 +348,13 @@ static void look(struct perfmap *pm, uint32_t slot)
 	pm->busy_since = now_ns();
 	pthread_mutex_unlock(&pm->lock);
 	if (t.fd < 0 && !last) {
-		kept = tmp_open((int)tgid, &t);
+		kept = pm_tmp__open((int)tgid, &t);
 		if (kept)
 			t.fd = -1;
 		mine = !kept;
 	}
 	if (fd < 0) {
-		opened = t.fd >= 0 ? tmp_map(&t) : kept ? kept : -ENOENT;
+		opened = t.fd >= 0 ? pm_tmp__map(&t) : kept ? kept : -ENOENT;
 		fd = opened;
 	}
 	if (fd >= 0 && !fstat(fd, &st)) {
@@ -533,8 +452,7 @@ static void *run(void *arg)
 			continue;
 		}
 		collect(pm);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 1;
+		until = worker__deadline(1000);
 		pthread_cond_timedwait(&pm->work, &pm->lock, &until);
 	}
 	pthread_mutex_unlock(&pm->lock);
@@ -608,12 +526,7 @@ static bool ask(struct perfmap *pm, uint32_t slot, bool wait)
 		return false;
 	}
 	pm->st.waits++;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += PERFMAP_WAIT_MS * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = worker__deadline(PERFMAP_WAIT_MS);
 	while (pm->p[slot].done < ticket)
 		if (pthread_cond_timedwait(&pm->served, &pm->lock, &until)) {
 			pm->st.waits_missed++;

@@ -23,6 +23,7 @@
 #include "../util/objread.h"
 #include "../util/procmaps.h"
 #include "../util/util.h"
+#include "../util/worker.h"
 
 /* What an object holds of CPython: found by its dynamic symbols. */
 struct pyobj {
@@ -548,6 +549,18 @@ static void py_targets(struct python *py, int filter_fd)
 	}
 }
 
+void python__detect(struct python *py, int pid)
+{
+	struct offcpu_py_proc p;
+	uint32_t tgid = (uint32_t)pid;
+
+	if (!py || pid <= 0)
+		return;
+	if (!bpf_map_lookup_elem(py->procs_fd, &tgid, &p) && p.state == OFFCPU_PY_311)
+		return; /* known since its exec */
+	detect(py, tgid);
+}
+
 struct python *python__new(struct collector *c)
 {
 	struct python *py;
@@ -570,7 +583,7 @@ struct python *python__new(struct collector *c)
 		return NULL;
 	}
 	py_targets(py, collector__python_fd(c, "tgid_filter"));
-	if ((errno = pthread_create(&py->thread, NULL, run, py))) {
+	if ((errno = -worker__start(&py->thread, run, py))) {
 		python__free(py);
 		return NULL;
 	}
@@ -585,19 +598,10 @@ void python__free(struct python *py)
 	if (!py)
 		return;
 	if (py->started) {
-		struct timespec until;
-
 		py->stop = 1;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 1;
-		if (pthread_timedjoin_np(py->thread, NULL, &until)) {
-			/* stuck on another user's file that blocks (FUSE): its state
-			 * goes with the process */
-			pr_warn("the Python process reader did not stop within 1 s (reading a file "
-				"that blocks?): left behind");
-			pthread_detach(py->thread);
+		/* stuck on something another user controls: its state goes with the process */
+		if (!worker__join_within(py->thread, 1000, "the Python process reader"))
 			return;
-		}
 	}
 	ring_buffer__free(py->rb);
 	for (i = 0; i < py->nr_proc; i++)
@@ -721,6 +725,34 @@ int python__flush(struct python *py, struct record *r, struct perf_queue *q, siz
 	return err;
 }
 
+/*
+ * The processes past their last id, from the program's own entries: the
+ * event that tells one is a ring buffer record a flood of names can crowd out
+ * (under the lock).
+ */
+static void find_cut(struct python *py)
+{
+	uint32_t key, next, n = 0;
+	struct offcpu_py_proc p;
+	void *prev = NULL;
+
+	while (n++ < 65536 && !bpf_map_get_next_key(py->procs_fd, prev, &next)) {
+		struct pyproc *pp;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(py->procs_fd, &key, &p) || p.state != OFFCPU_PY_311 ||
+		    p.next_id <= p.max_id)
+			continue;
+		pp = proc_get(py, key, true);
+		if (pp && !pp->cut) {
+			pp->cut = true;
+			if (!py->cut++)
+				py->first_cut = key;
+		}
+	}
+}
+
 void python__stats(struct python *py, struct python_stats *st)
 {
 	uint64_t *v;
@@ -748,6 +780,7 @@ void python__stats(struct python *py, struct python_stats *st)
 	st->names = sum[OFFCPU_PY_CNT_NAMES];
 	st->names_lost = sum[OFFCPU_PY_CNT_NAME_LOST];
 	pthread_mutex_lock(&py->lock);
+	find_cut(py);
 	st->procs = py->found;
 	st->names_dropped = py->names_dropped;
 	st->procs_cut = py->cut;

@@ -37,6 +37,15 @@ struct python *python__new(struct collector *c);
 void python__free(struct python *py);
 
 /*
+ * Look at process @pid now, not at its first block: the command offcpu
+ * starts, held after its exec (its program mapped, then its libraries), so
+ * that its first blocks have their Python frames. (The program asks about a
+ * process at its first block; a thread that blocks before the answer came
+ * has none: in a Python program that starts threads, their first waits.)
+ */
+void python__detect(struct python *py, int pid);
+
+/*
  * The user frames @uips, @nu of a stack of process @tgid with the Python
  * frames at their end spliced in: returns the number of frames in *@out
  * (@uips itself when it has none, else a buffer of the calling thread's,

@@ -162,6 +162,7 @@ static void load_held(void *arg, int pid)
 
 	if (err)
 		pr_warn("cannot load the unwind tables of the command: %s", strerror(-err));
+	python__detect(r->py, pid);
 }
 
 static int finish(struct record *r)
@@ -170,8 +171,13 @@ static int finish(struct record *r)
 	int err;
 
 	collector__detach(r->coll);
-	/* blocks still under way end now: summed, and drained with the rest */
-	n = collector__open_blocks(r->coll, OFFCPU_OPEN_END, r->end_ns ?: now_ns());
+	/* blocks still under way end now: each a sample of its own ending then, in
+	 * one file; summed, and drained with the rest, when writers or snapshots
+	 * share the file */
+	if (!r->o.overwrite && !r->wt)
+		n = flush_round_open_end(r, r->end_ns ?: now_ns());
+	else
+		n = collector__open_blocks(r->coll, OFFCPU_OPEN_END, r->end_ns ?: now_ns());
 	if (n < 0)
 		pr_warn("cannot count the blocks under way at the end: %s", strerror((int)-n));
 	unwinder__stop(r->unw);
@@ -285,11 +291,12 @@ static int load(struct record *r, struct collector_opts *co)
 	co->unwind_tables = r->o.unwind == UNWIND_TABLES && (r->o.stacks & STACKS_USER);
 	co->unwind_rows = (uint32_t)(r->o.unwind_mem / sizeof(struct offcpu_unw_row));
 	/* bench: OFFCPU_LATE_STACKS=0 leaves every stack to the BPF walk */
-	co->user_space_stacks = co->unwind_tables && !(getenv("OFFCPU_LATE_STACKS") &&
-						       !strcmp(getenv("OFFCPU_LATE_STACKS"), "0"));
+	co->user_space_stacks = co->unwind_tables && !test_hook_is(test_hook("LATE_STACKS"), "0");
 	co->python_frames = r->o.python;
 	co->js_frames = r->o.js;
+	run_signals_hold(true);
 	r->coll = collector__open(co, msg, sizeof(msg));
+	run_signals_hold(false);
 	if (!r->coll) {
 		err = -errno;
 		pr_err("%s", msg);
@@ -346,6 +353,19 @@ static int prepare_workload(struct record *r)
 	return err;
 }
 
+/* Say why the run failed (at its start too: a reader of -o - gone before the first round). */
+static void say_error(struct record *r, int err)
+{
+	if (err == -EPIPE)
+		pr_err("cannot write to %s: the reader went away",
+		       r->o.pipe_output ? "standard output" : r->o.output);
+	else if (output__error(&r->out))
+		pr_err("%s", output__error(&r->out));
+	else
+		pr_err("cannot write %s: %s", r->o.pipe_output ? "the recording" : r->o.output,
+		       strerror(-err));
+}
+
 /*
  * Start: the first file (or none yet, armed), its writers, the command, and
  * the blocks already under way (their stacks read as they sleep).
@@ -359,10 +379,7 @@ static int start(struct record *r)
 	if (!err && r->out.dir)
 		err = start_threads(r);
 	if (err) {
-		if (output__error(&r->out))
-			pr_err("%s", output__error(&r->out));
-		else
-			pr_err("cannot write %s: %s", r->o.output, strerror(-err));
+		say_error(r, err);
 		return err;
 	}
 	if (r->have_workload) {
@@ -398,21 +415,8 @@ static int start(struct record *r)
 	/* their stacks read while they still sleep, and how long they have */
 	userstacks__drain(r->us);
 	if (r->w && !r->o.overwrite && (err = write_before_samples(r)))
-		pr_err("cannot write %s: %s", r->o.output, strerror(-err));
+		say_error(r, err);
 	return err;
-}
-
-/* Say why the run failed. */
-static void say_error(struct record *r, int err)
-{
-	if (err == -EPIPE)
-		pr_err("cannot write to %s: the reader went away",
-		       r->o.pipe_output ? "standard output" : r->o.output);
-	else if (output__error(&r->out))
-		pr_err("%s", output__error(&r->out));
-	else
-		pr_err("cannot write %s: %s", r->o.pipe_output ? "the recording" : r->o.output,
-		       strerror(-err));
 }
 
 /* The command, ended if it still runs, and what became of it: the signal that killed it, or 0. */
@@ -467,6 +471,7 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	maptab__free(r->maps);
 	targets__free(&r->tg);
 	intset__free(&r->st.threads);
+	u64set__free(&r->st.stacks);
 	perf_queue__free(&r->batch);
 	record_opts__free(&r->o);
 }

@@ -33,11 +33,15 @@
 #include "../perfdata/queue.h"
 #include "../perfdata/writer.h"
 #include "../util/intset.h"
+#include "../util/u64set.h"
 
 #define ONCPU_EVENT_NAME "cpu-clock"
+/* distinct stacks counted for the summary at most (16 MiB of hashes at most) */
+#define DISTINCT_STACKS_MAX (1u << 20)
 
 /* Where a batched record came from. */
-enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED, SRC_WAKER };
+/* SRC_OPEN_END: a block still under way at the end, written as its own sample ending there */
+enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED, SRC_WAKER, SRC_OPEN_END };
 
 
 /* The perf events a file declares, and how their records are encoded (events.c). */
@@ -57,6 +61,7 @@ struct stats {
 	uint64_t unwind_ns[UNW_REASONS]; /* off-CPU time by how its table walk ended */
 	uint64_t flushes; /* drains of the summed map */
 	struct intset threads;
+	struct u64set stacks; /* the call chains written (their hashes), for the summary */
 };
 
 struct record {
@@ -127,6 +132,14 @@ int flush_round(struct record *r);
 int flush_round_sums(struct record *r);
 /* The summed blocks alone, stamped now, into r->w; then a prune. */
 int round__write_sums(struct record *r);
+/*
+ * The end of a recording written to one file (not --threads, not
+ * --overwrite), as one round: the summed blocks of the last interval, then
+ * the blocks still under way (OFFCPU_OPEN_END's iterator at @end), each a
+ * sample of its own ending at @end, and what the buffers hold. Returns the
+ * iterator's count of blocks, or -errno.
+ */
+long flush_round_open_end(struct record *r, uint64_t end);
 /* Whether the --flush interval is over; then drain the summed blocks. */
 int flush_due_sums(struct record *r);
 uint64_t lost_count(const struct perf_event_header *h);
@@ -134,6 +147,7 @@ uint64_t lost_count(const struct perf_event_header *h);
 struct summed_sink {
 	struct sink *k;
 	uint64_t time;
+	bool open_end; /* the blocks under way at the end, alone in the map: SRC_OPEN_END */
 };
 int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *arg);
 int push_stream(const struct offcpu_event *e, void *arg);
@@ -188,6 +202,14 @@ int snapshot(struct record *r);
 /* run.c: the run */
 /* Catch the signals that end a recording (SIGUSR2 switches files with @switch_on_usr2). */
 void run_signals(bool switch_on_usr2);
+/*
+ * Hold the signals run_signals() handles (they stay pending), or let them
+ * through again. The verifier gives up on a program while a signal is
+ * pending (-EAGAIN, and libbpf tries 5 times): a SIGUSR2 or two while the
+ * program loads made a piece of it fall back, as if the verifier had
+ * refused it. Held while it loads, a signal acts once it is loaded.
+ */
+void run_signals_hold(bool hold);
 /* The main loop: rounds as they come, flushes, file switches, until an end. */
 int main_loop(struct record *r);
 /* The flight recorder's: nothing read until a snapshot is asked for (SIGUSR2). */

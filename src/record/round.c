@@ -86,8 +86,8 @@ static void account(struct record *r, const struct perf_event_header *h, int kin
 		return;
 	if (kind == SRC_ONCPU) {
 		r->st.oncpu_samples++;
-	} else if (kind == SRC_OFFCPU || kind == SRC_SUMMED) {
-		if (kind == SRC_OFFCPU)
+	} else if (kind == SRC_OFFCPU || kind == SRC_SUMMED || kind == SRC_OPEN_END) {
+		if (kind != SRC_SUMMED)
 			r->st.streamed_samples++;
 		else
 			r->st.summed_samples++;
@@ -188,7 +188,7 @@ int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *
 	struct summed_sink *ss = arg;
 
 	return push_block(ss->k->r, ss->k->batch, key, ss->time, v->total_ns, v->runq_ns, v->last_cpu,
-			  SRC_SUMMED, false);
+			  ss->open_end ? SRC_OPEN_END : SRC_SUMMED, false);
 }
 
 /*

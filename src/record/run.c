@@ -52,6 +52,16 @@ void run_signals(bool switch_on_usr2_)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+void run_signals_hold(bool hold)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+		sigaddset(&set, stop_signals[i]);
+	sigprocmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
 int wait_ms(uint64_t deadline, int max)
 {
 	uint64_t now;
@@ -86,8 +96,9 @@ bool targets_gone(struct record *r, struct pollfd *pfds, size_t first_pidfd)
 
 	if (r->have_workload)
 		return workload__reap(&r->wl);
-	if (r->o.nr_pids) {
-		for (i = 0; i < r->o.nr_pids; i++) {
+	/* -p's own processes: those found forked before (after them in pids) do not count */
+	if (r->tg.given) {
+		for (i = 0; i < r->tg.given; i++) {
 			struct pollfd *p = &pfds[first_pidfd + i];
 
 			if (p->fd >= 0 && !(p->revents & POLLIN) && kill(r->o.pids[i], 0) == 0)
@@ -112,11 +123,11 @@ int main_loop(struct record *r)
 	/* with writer threads, the buffers are theirs: this loop only waits */
 	size_t nsb = r->wt ? 0 : perf_rings__nr_fds(r->sb);
 	size_t non = r->oncpu && !r->wt ? perf_rings__nr_fds(r->oncpu) : 0;
-	size_t npid = r->have_workload ? 1 : r->o.nr_pids, nfd = nsb + non + 1 + npid, i;
+	size_t npid = r->have_workload ? 1 : r->tg.given, nfd = nsb + non + 1 + npid, i;
 	struct pollfd *pfds = calloc(nfd, sizeof(*pfds));
 	uint64_t deadline = record_deadline(r);
 	/* tests: read the buffers late, so that a small one surely overflows */
-	const char *slow = getenv("OFFCPU_FAULT_SLOW_READ_MS");
+	const char *slow = test_hook("FAULT_SLOW_READ_MS");
 	int err = 0;
 
 	if (!pfds)

@@ -252,11 +252,6 @@ uint64_t stackstore__unknown_wakeups(const struct stackstore *s)
 	return s->unknown_wakeups;
 }
 
-uint64_t stackstore__distinct(const struct stackstore *s)
-{
-	return s->nr_stacks;
-}
-
 uint64_t stackstore__pruned(const struct stackstore *s)
 {
 	return s->pruned;

@@ -40,8 +40,6 @@ const struct offcpu_wakeup *stackstore__wakeup(struct stackstore *s, uint64_t ke
 long stackstore__prune(struct stackstore *s);
 
 uint64_t stackstore__unknown_wakeups(const struct stackstore *s);
-/* Distinct stacks resolved so far (user and kernel). */
-uint64_t stackstore__distinct(const struct stackstore *s);
 /* Stack map entries deleted by prunes so far. */
 uint64_t stackstore__pruned(const struct stackstore *s);
 

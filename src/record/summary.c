@@ -297,8 +297,10 @@ static bool loss_matters(const struct loss *l, const uint64_t *cnt, const struct
 
 /*
  * The line above the losses, by their size: blocks missing from the file
- * always warn (perf warns of them too), saying how many; blocks kept with
- * less detail warn only when they are 1% or more of the blocks or the time.
+ * are always said, with how many, as a WARNING when they are
+ * LOSS_WARN_PERMILLE or more of the blocks or of the time (a few blocks of a
+ * long recording are not); blocks kept with less detail warn only when they
+ * are 1% or more of the blocks or the time.
  */
 static void print_losses(FILE *f, const struct summary *s)
 {
@@ -334,8 +336,11 @@ static void print_losses(FILE *f, const struct summary *s)
 	if (!any) {
 		fprintf_escaped(f, "offcpu: nothing dropped\n");
 	} else if (time_lost && lost) {
-		fprintf_escaped(f, "offcpu: WARNING: this recording is incomplete%s: %s of %s blocks (%s) "
-			"are missing", matters ? "" : ", if only slightly",
+		bool warn = lost * 1000 >= t.blocks * LOSS_WARN_PERMILLE ||
+			    lost_ns * 1000 >= t.ns * LOSS_WARN_PERMILLE;
+
+		fprintf_escaped(f, "offcpu: %sthis recording is incomplete%s: %s of %s blocks (%s) "
+			"are missing", warn ? "WARNING: " : "", matters ? "" : ", if only slightly",
 			fmt_count(lost, a, sizeof(a)), fmt_count(t.blocks, b, sizeof(b)),
 			fmt_pct(lost, t.blocks, c, sizeof(c)));
 		if (lost_ns)
@@ -374,15 +379,21 @@ void summary__print(FILE *f, const struct summary *s)
 	 * ones lost too; what was written can be less (losses, snapshots) */
 	fprintf_escaped(f,
 		"offcpu: %llu blocks seen (%.3f s off-CPU), %llu samples written (%.3f s in %zu "
-		"threads: %llu streamed, %llu summed), %llu distinct stacks\n",
+		"threads: %llu streamed, %llu summed), %s%llu distinct stacks\n",
 		(unsigned long long)cnt[OFFCPU_CNT_BLOCKS], cnt[OFFCPU_CNT_BLOCKS_NS] / 1e9,
 		(unsigned long long)(s->streamed + s->summed), s->offcpu_ns / 1e9, s->threads,
 		(unsigned long long)s->streamed, (unsigned long long)s->summed,
-		(unsigned long long)s->distinct_stacks);
+		s->distinct_stacks_more ? "over " : "", (unsigned long long)s->distinct_stacks);
 	if (s->freq)
 		fprintf_escaped(f, "offcpu: %llu on-CPU samples (cpu-clock, %llu Hz)\n",
 			(unsigned long long)s->oncpu_samples, (unsigned long long)s->freq);
 	fmt_size(s->file_size, size, sizeof(size));
+	if (s->procs_given)
+		fprintf_escaped(f, "offcpu: followed %zu processes: %zu given with -p, %zu they had "
+			"forked before the recording, %zu forked since\n", s->procs_followed,
+			s->procs_given, s->procs_before,
+			s->procs_followed > s->procs_given + s->procs_before ?
+				s->procs_followed - s->procs_given - s->procs_before : 0);
 	if (s->to_stdout)
 		fprintf_escaped(f, "offcpu: wrote the recording to standard output\n");
 	else if (s->fifo)

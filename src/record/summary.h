@@ -30,6 +30,9 @@ enum {
 	CNT_ALL,
 };
 
+/* Blocks missing from the file warn from this share (per mille) of the blocks or the time on. */
+#define LOSS_WARN_PERMILLE 1
+
 enum loss_kind {
 	LOSS_TIME, /* blocks and their time are missing */
 	LOSS_DEGRADED, /* blocks kept with less: no stack, no timestamp, not followed */
@@ -72,7 +75,10 @@ struct summary {
 	const uint64_t *cnt; /* CNT_ALL counters */
 	/* off-CPU time written (the time seen is a counter, OFFCPU_CNT_BLOCKS_NS) */
 	uint64_t offcpu_ns, streamed, summed, distinct_stacks;
+	bool distinct_stacks_more; /* there were more than distinct_stacks (not counted on) */
 	size_t threads;
+	/* -p: its processes, those they forked before (followed too), all followed in the end */
+	size_t procs_given, procs_before, procs_followed;
 	uint64_t oncpu_samples, freq; /* freq 0: no on-CPU sampling */
 	const char *output; /* the last file, or NULL with to_stdout */
 	bool to_stdout, fifo, rotate;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,86 @@ static int resolve(int id, const char *what, char *msg, size_t len)
 	return tgid;
 }
 
+/* The parent of every process now: its (pid, ppid) pairs, from /proc/PID/stat. */
+static int parents(int (**pp)[2], size_t *nr)
+{
+	size_t cap = 0;
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+
+	*pp = NULL;
+	*nr = 0;
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		char path[64], buf[512], *close_paren;
+		int pid = atoi(d->d_name), ppid, fd;
+		ssize_t n;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		/* "pid (comm) state ppid ...": the command may hold any byte */
+		close_paren = strrchr(buf, ')');
+		if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1 || ppid <= 0)
+			continue;
+		if (grow_array((void **)pp, &cap, *nr + 1, sizeof(**pp))) {
+			closedir(dir);
+			return -ENOMEM;
+		}
+		(*pp)[*nr][0] = pid;
+		(*pp)[(*nr)++][1] = ppid;
+	}
+	closedir(dir);
+	return 0;
+}
+
+/*
+ * -p's processes follow what they fork from the attach on; those they (and
+ * their children...) forked before run already: found now and added to
+ * o->pids, so that every mode that follows -p's processes follows them.
+ * (One forked between this look and the attach is not seen.)
+ */
+static int add_descendants(struct targets *t, struct record_opts *o)
+{
+	int (*pp)[2], self = (int)getpid(), *pids;
+	size_t nr, i, added = 0;
+	bool more = true;
+	int err = parents(&pp, &nr);
+
+	if (err)
+		return err;
+	while (more && !err) {
+		more = false;
+		for (i = 0; i < nr && !err; i++) {
+			if (pp[i][0] == self || !intset__has(&t->tracked, pp[i][1]) ||
+			    intset__has(&t->tracked, pp[i][0]))
+				continue;
+			pids = realloc(o->pids, (o->nr_pids + 1) * sizeof(*pids));
+			if (!pids || intset__add(&t->tracked, pp[i][0]) < 0) {
+				if (pids)
+					o->pids = pids;
+				err = -ENOMEM;
+				break;
+			}
+			o->pids = pids;
+			o->pids[o->nr_pids++] = pp[i][0];
+			added++;
+			more = true;
+		}
+	}
+	free(pp);
+	t->descendants = added;
+	return err;
+}
+
 int targets__init(struct targets *t, struct record_opts *o, char *msg, size_t len)
 {
 	size_t i;
@@ -206,6 +287,12 @@ int targets__init(struct targets *t, struct record_opts *o, char *msg, size_t le
 	t->filter = (!o->system_wide && !o->nr_cpus && !o->cgroup) || (o->argc && !o->system_wide);
 	/* processes forked by the command or by -p processes, as perf follows them */
 	t->follow = (o->argc > 0 || o->nr_pids > 0) && !o->no_inherit;
+	t->given = o->nr_pids;
+	/* and, for -p, those they forked before: running already */
+	if (t->follow && o->nr_pids && !o->argc && add_descendants(t, o)) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
 	if (o->cgroup) {
 		t->cgroup_fd = open_cgroup(o->cgroup, msg, len);
 		if (t->cgroup_fd < 0)

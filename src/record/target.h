@@ -23,6 +23,8 @@ struct targets {
 	bool filter; /* keep only what concerns tracked processes */
 	bool follow; /* a process forked by a tracked one is tracked */
 	bool only_tids; /* -t: on-CPU samples of those threads only */
+	size_t given; /* -p's processes */
+	size_t descendants; /* and those they forked before the recording, followed too */
 	int cgroup_fd; /* -G, or -1 */
 	uint64_t cgroup_id; /* -G: its id and depth below the root */
 	uint32_t cgroup_level;
@@ -31,7 +33,9 @@ struct targets {
 /*
  * Resolve -p, -t and -G of @o: every pid becomes its process id (o->pids is
  * rewritten), a missing one or a kernel thread is refused, the cgroup is
- * opened. Returns 0 or -errno with the reason in @msg.
+ * opened; unless --no-inherit, the processes -p's processes forked before
+ * (their children, and theirs) are added to o->pids. Returns 0 or -errno
+ * with the reason in @msg.
  */
 int targets__init(struct targets *t, struct record_opts *o, char *msg, size_t len);
 /* A process to follow from the start (the workload). */

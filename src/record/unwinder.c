@@ -19,6 +19,7 @@
 #include "../util/hashmap.h"
 #include "../util/procmaps.h"
 #include "../util/util.h"
+#include "../util/worker.h"
 
 /* a process is loaded again at most this often, however often it is asked
  * (but at once after an exec, which took its mappings away) */
@@ -619,40 +620,22 @@ static void *run(void *arg)
 
 int unwinder__start(struct unwinder *u)
 {
-	sigset_t all, old;
-	int err;
+	int err = worker__start(&u->thread, run, u); /* signals go to the main thread */
 
-	/* signals go to the main thread */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = pthread_create(&u->thread, NULL, run, u);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
-		return -err;
+		return err;
 	u->running = true;
 	return 0;
 }
 
 void unwinder__stop(struct unwinder *u)
 {
-	struct timespec until;
-
 	if (!u || !u->running)
 		return;
 	u->stop = 1;
 	/* a build stops at once; only a file that blocks a read holds the
-	 * thread (an NFS or FUSE file): the recording does not wait for it */
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += UNWINDER_STOP_MS / 1000;
-	until.tv_nsec += (UNWINDER_STOP_MS % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	if (pthread_timedjoin_np(u->thread, NULL, &until)) {
-		pr_warn("the unwind table loader did not stop within %d ms (reading a file that "
-			"blocks?): left behind", UNWINDER_STOP_MS);
-		pthread_detach(u->thread);
+	 * thread (an NFS server gone): the recording does not wait for it */
+	if (!worker__join_within(u->thread, UNWINDER_STOP_MS, "the unwind table loader")) {
 		u->abandoned = true;
 		u->running = false;
 		return;

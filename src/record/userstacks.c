@@ -374,13 +374,7 @@ static void ask_and_wait(struct userstacks *us, unsigned ms)
 	}
 	ticket = ++us->asked;
 	eventfd_write(us->efd, 1);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = worker__deadline(ms);
 	while (us->served < ticket)
 		if (pthread_cond_timedwait(&us->served_cond, &us->lock, &until)) {
 			us->st.busy++;

@@ -13,6 +13,9 @@
  * A thread waiting when the recording began (its offcpu-before sample), and
  * its offcpu-time samples since, whatever the filters: what became of that
  * wait is told from them once the file is read (befores__finish()).
+ * A wait under way at the end is a block of its own ending there
+ * (SAMPLE_OPEN_END), or in files of earlier versions summed at the last
+ * drain.
  */
 struct before_track {
 	uint32_t pid, tid;
@@ -26,6 +29,7 @@ struct before_track {
 	uint32_t waits; /* of them, the ones of a wait, not of a run queue */
 	uint64_t group_time, group_sum; /* its samples at one time: a block, its run queue part */
 	uint64_t ended; /* when a block streamed as it ended began at the start; 0: none did */
+	bool ended_open; /* that block was still under way at the end (SAMPLE_OPEN_END) */
 };
 
 /*
@@ -66,8 +70,10 @@ static void track_wait(struct befores *b, const struct report_sample *s)
 		t->group_sum = 0;
 	}
 	t->group_sum += s->period;
-	if (!t->ended && t->group_sum <= s->time && s->time - t->group_sum == t->start)
+	if (!t->ended && t->group_sum <= s->time && s->time - t->group_sum == t->start) {
 		t->ended = s->time;
+		t->ended_open = (s->flags & SAMPLE_OPEN_END) != 0;
+	}
 	if (s->flags & SAMPLE_MARK) {
 		t->mark = true;
 		t->mark_sum += s->period;
@@ -228,7 +234,8 @@ void befores__finish(struct befores *b)
 			continue;
 		pb = &p->befores[t->shown];
 		if (t->ended) {
-			pb->end = BEFORE_ENDED;
+			/* written whole at the end (offcpu 0.2+): exact either way */
+			pb->end = t->ended_open ? BEFORE_TO_END : BEFORE_ENDED;
 			pb->during = t->ended - t->start;
 		} else if (trust && waited_to_end(b, t) && t->start + t->sum == end) {
 			pb->end = BEFORE_TO_END;

@@ -11,22 +11,19 @@
  * waker's pid, tid and name. Summed blocks go to a counter track under
  * their thread (COUNTER | pid, tid).
  *
- * A block ends at its sample's time, unless the next sample of its thread
- * is its run queue part (state runqueue, same time): then the block ended
- * that long before, where the run queue wait began. So each thread holds
- * its last block until its next sample (or its exit, or the end), and a
- * slice never begins before the end of its thread's previous one.
+ * Blocks (their real start and end, the run queue part of a block split at
+ * its wakeup, perf's placeholder times) are blocks.h's: each thread's last
+ * block is held there until its next sample says where it ended.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "blocks.h"
 #include "pb.h"
 #include "perfetto.h"
+#include "perfetto_sched.h"
 #include "../util/hashmap.h"
 #include "../util/util.h"
-
-/* perf record --off-cpu's samples carry this time, not theirs (session.c) */
-#define PERF_OFFCPU_TIME (~0ULL << 32)
 
 /* Field numbers. */
 enum {
@@ -83,9 +80,9 @@ struct pf_thread {
 	uint32_t idx; /* its track's id: pids and tids of a damaged file may be any value */
 	uint32_t name; /* strtab, as declared */
 	bool counter; /* its counter track is declared */
-	bool has_pending, has_sum;
-	uint64_t last_end; /* where its last slice ended */
-	struct report_sample pending; /* its last block, until its next sample */
+	bool has_sum;
+	uint64_t last_end; /* where its last slice ended: the next begins no earlier */
+	uint32_t last_cpu; /* where it last ran (its last switch-in); UINT32_MAX: not known */
 	uint64_t sum_time, sum_ns; /* summed blocks of one interval, until it ends */
 	uint64_t sum_start; /* where that interval began, as far as known */
 };
@@ -95,6 +92,8 @@ struct perfetto {
 	const struct profile *p;
 	FILE *f;
 	struct pb pkt, ev, sub, sub2, sub3;
+	struct blocks blocks;
+	struct pf_sched *sched; /* Perfetto's own thread states, kept until the end */
 	bool first; /* no packet written yet */
 	struct hashmap thread_idx, proc_idx;
 	struct pf_thread **threads; /* each its own: a pointer stays valid */
@@ -216,6 +215,7 @@ static struct pf_thread *declare_thread(struct perfetto *t, uint32_t pid, uint32
 			return NULL;
 		th->pid = pid;
 		th->tid = tid;
+		th->last_cpu = UINT32_MAX;
 		th->idx = (uint32_t)t->nr_threads;
 		*v = t->nr_threads;
 		t->threads[t->nr_threads++] = th;
@@ -372,7 +372,7 @@ static int put_slice(struct perfetto *t, struct pf_thread *th, const struct repo
 	char name[96];
 	int err;
 
-	if (begin < th->last_end)
+	if (begin < th->last_end) /* slices of a track nest or follow: none overlaps */
 		begin = th->last_end;
 	if (end < begin)
 		end = begin;
@@ -423,15 +423,19 @@ static int put_slice(struct perfetto *t, struct pf_thread *th, const struct repo
 	return put_packet(t);
 }
 
-/* The thread's held block, ended at @end (its time, or where its run queue wait began). */
-static int flush_block(struct perfetto *t, struct pf_thread *th, uint64_t end)
+/* A block from blocks.h: its slice on its thread's track. */
+static int on_block(void *arg, const struct block *b)
 {
-	const struct report_sample *s = &th->pending;
+	struct perfetto *t = arg;
+	const struct report_sample *s = b->s;
+	struct pf_thread *th;
+	int err;
 
-	if (!th->has_pending)
-		return 0;
-	th->has_pending = false;
-	return put_slice(t, th, s, end > s->period ? end - s->period : 0, end);
+	th = declare_thread(t, s->pid, s->tid, s->comm == UINT32_MAX ? 0 : s->comm, &err);
+	if (!th)
+		return err;
+	pf_sched__block(t->sched, b, str(t, th->name), &th->last_cpu);
+	return put_slice(t, th, s, b->start, b->end);
 }
 
 /* The thread's summed blocks of one interval, as its counter's value at the interval's end. */
@@ -478,46 +482,27 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 {
 	struct perfetto *t = consumer_of(c, struct perfetto, c);
 	struct pf_thread *th;
-	int err;
+	int err, kind;
 
-	if (s->role != SAMPLE_WAIT || !(s->flags & SAMPLE_ROWS))
+	if (!(s->flags & SAMPLE_ROWS) && s->role != SAMPLE_BEFORE)
 		return 0;
-	if (!(s->flags & SAMPLE_TIME) || !s->time || s->time >= PERF_OFFCPU_TIME ||
-	    (!(s->flags & SAMPLE_SUMMED) && s->period >= s->time)) {
-		t->st.untimed++;
-		return 0;
-	}
+	kind = blocks__sample(&t->blocks, s);
+	if (kind != BLOCKS_SUMMED)
+		return kind < 0 ? kind : 0;
 	th = declare_thread(t, s->pid, s->tid, s->comm == UINT32_MAX ? 0 : s->comm, &err);
 	if (!th)
 		return err;
-	if (s->flags & SAMPLE_SUMMED) {
-		t->st.summed++;
-		t->st.summed_ns += s->period;
-		if (th->has_sum && th->sum_time != s->time && (err = flush_sum(t, th)))
-			return err;
-		if (!th->has_sum) {
-			th->sum_ns = 0;
-			th->sum_start = s->interval_start;
-		}
-		th->has_sum = true;
-		th->sum_time = s->time;
-		th->sum_ns += s->period;
-		return 0;
-	}
-	if (s->state == OFFCPU_STATE_RUNQ + 1) {
-		/* the run queue part of the block held: it ended where this began */
-		if (th->has_pending && th->pending.time == s->time)
-			err = flush_block(t, th, s->time > s->period ? s->time - s->period : 0);
-		else
-			err = flush_block(t, th, th->pending.time);
-		return err ?: put_slice(t, th, s, s->time > s->period ? s->time - s->period : 0,
-					s->time);
-	}
-	err = flush_block(t, th, th->pending.time);
-	if (err)
+	t->st.summed++;
+	t->st.summed_ns += s->period;
+	if (th->has_sum && th->sum_time != s->time && (err = flush_sum(t, th)))
 		return err;
-	th->pending = *s;
-	th->has_pending = true;
+	if (!th->has_sum) {
+		th->sum_ns = 0;
+		th->sum_start = s->interval_start;
+	}
+	th->has_sum = true;
+	th->sum_time = s->time;
+	th->sum_ns += s->period;
 	return 0;
 }
 
@@ -528,10 +513,12 @@ static int on_task(struct sample_consumer *c, const struct report_task *k)
 	uint64_t *v;
 	int err;
 
-	if (k->kind != TASK_EXIT || !(v = hashmap__find(&t->thread_idx, key, sizeof(key))))
+	if (k->kind != TASK_EXIT)
 		return 0;
-	err = flush_block(t, t->threads[*v], t->threads[*v]->pending.time);
-	return err ?: flush_sum(t, t->threads[*v]);
+	err = blocks__exit(&t->blocks, k->pid, k->tid);
+	if (err || !(v = hashmap__find(&t->thread_idx, key, sizeof(key))))
+		return err;
+	return flush_sum(t, t->threads[*v]);
 }
 
 struct perfetto *perfetto__new(const struct profile *p, FILE *f)
@@ -545,6 +532,12 @@ struct perfetto *perfetto__new(const struct profile *p, FILE *f)
 	t->first = true;
 	t->c.sample = on_sample;
 	t->c.task = on_task;
+	blocks__init(&t->blocks, on_block, t);
+	t->sched = pf_sched__new();
+	if (!t->sched) {
+		free(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -558,10 +551,15 @@ int perfetto__finish(struct perfetto *t, struct perfetto_stats *st)
 	size_t i;
 	int err = 0;
 
-	for (i = 0; i < t->nr_threads && !err; i++) {
-		err = flush_block(t, t->threads[i], t->threads[i]->pending.time);
-		err = err ?: flush_sum(t, t->threads[i]);
-	}
+	err = blocks__finish(&t->blocks);
+	for (i = 0; i < t->nr_threads && !err; i++)
+		err = flush_sum(t, t->threads[i]);
+	t->st.untimed = t->blocks.untimed;
+	/* thread states only where every block has its times: none was summed */
+	if (!err)
+		err = pf_sched__finish(t->sched, t->f, !t->st.summed);
+	if (!t->st.summed)
+		t->st.sched_events = pf_sched__events(t->sched);
 	if (!err && t->first) { /* an empty trace is still one: a packet that says so */
 		packet_start(t, 0);
 		err = put_packet(t);
@@ -578,6 +576,17 @@ int perfetto__finish(struct perfetto *t, struct perfetto_stats *st)
 			"interval, without their own times: counters (\"off-CPU summed, ns\"), not "
 			"slices; offcpu record --off-cpu-thresh 0 writes every block with its times",
 			(unsigned long long)t->st.summed, (double)t->st.summed_ns / 1e6);
+	if (t->st.summed)
+		pr_warn("perfetto: no thread states (Perfetto's own, which its thread state tracks "
+			"and critical path read): with short blocks summed, when each thread ran is "
+			"not known; offcpu record --off-cpu-thresh 0 (or --critical-path) writes every "
+			"block");
+	else if (pf_sched__error(t->sched))
+		pr_warn("perfetto: no thread states: cannot keep them in a temporary file: %s",
+			strerror(-pf_sched__error(t->sched)));
+	else if (t->st.sched_events && !pf_sched__preemptions(t->sched))
+		pr_warn("perfetto: thread states: no preemption was recorded (record --state S,D,R): "
+			"a preempted thread shows as running");
 	if (t->st.untimed)
 		pr_warn("perfetto: %llu off-CPU samples have no time of their own (perf record "
 			"--off-cpu writes them at the end): not in the trace",
@@ -598,6 +607,8 @@ void perfetto__free(struct perfetto *t)
 		return;
 	for (i = 0; i < t->nr_threads; i++)
 		free(t->threads[i]);
+	blocks__free(&t->blocks);
+	pf_sched__free(t->sched);
 	hashmap__free(&t->thread_idx);
 	hashmap__free(&t->proc_idx);
 	free(t->threads);

@@ -5,7 +5,9 @@
  * process and per thread, a slice per block with its real start and end
  * (its state, stack, waker and chain as arguments), a flow (arrow) from the
  * waking thread's instant to the end of the block it ended, and the summed
- * short blocks, which have no times of their own, as a counter per thread.
+ * short blocks, which have no times of their own, as a counter per thread;
+ * and when every block has its times, Perfetto's own thread states
+ * (perfetto_sched.h).
  * Memory is bounded by the threads, not the samples: one block per thread is
  * held until the next sample of the thread says where it really ended.
  */
@@ -26,6 +28,7 @@ struct perfetto_stats {
 	uint64_t summed, summed_ns; /* summed samples: counters, not slices */
 	uint64_t untimed; /* samples without a usable time (perf's --off-cpu placeholders) */
 	uint64_t threads, processes;
+	uint64_t sched_events; /* Perfetto's thread states: sched_switch and sched_waking events */
 };
 
 /* A trace of @p's session written to @f (which stays the caller's); NULL when out of memory. */

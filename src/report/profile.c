@@ -103,6 +103,14 @@ int profile__add_sample(struct profile *p, const struct report_sample *s)
 	struct profile_row *r;
 	uint32_t row;
 
+	/* a thread waiting since before the recording: not a row (its time is its
+	 * offcpu-time samples'), but a sample of its event all the same */
+	if (s->role == SAMPLE_BEFORE && (s->flags & SAMPLE_LISTED) && !(s->flags & SAMPLE_ROWS)) {
+		if (profile__events(p, s->event + 1))
+			return -ENOMEM;
+		p->events[s->event].count++;
+		return 0;
+	}
 	if (!(s->flags & SAMPLE_ROWS))
 		return 0;
 	if (profile__events(p, s->event + 1))
@@ -356,20 +364,26 @@ static uint32_t row_frames(const struct profile *p, const struct profile_row *r,
 	return n;
 }
 
+static bool is_before(const struct profile *p, uint32_t ev)
+{
+	return !strcmp(strtab__get(&p->str, p->events[ev].name), OFFCPU_BEFORE_EVENT_NAME);
+}
+
 int profile__pick_event(const struct profile *p, const char *name)
 {
 	uint32_t i;
 
 	for (i = 0; i < p->nr_events; i++)
 		if (name ? !strcmp(strtab__get(&p->str, p->events[i].name), name)
-			 : p->events[i].offcpu && p->events[i].count)
+			 : p->events[i].offcpu && p->events[i].count && !is_before(p, i))
 			return (int)i;
 	if (name) {
 		pr_err("no event named '%s' in the file", name);
 		return -1;
 	}
+	/* (offcpu-before's samples are no rows: its threads are a section of their own) */
 	for (i = 0; i < p->nr_events; i++)
-		if (p->events[i].count)
+		if (p->events[i].count && !is_before(p, i))
 			return (int)i;
 	if (!p->nr_events) {
 		pr_err("the file declares no event");
@@ -378,8 +392,7 @@ int profile__pick_event(const struct profile *p, const char *name)
 	/* nothing passed the filters: an empty output of the main event */
 	pr_warn("no samples to show");
 	for (i = 0; i < p->nr_events; i++)
-		if (p->events[i].offcpu &&
-		    strcmp(strtab__get(&p->str, p->events[i].name), OFFCPU_BEFORE_EVENT_NAME))
+		if (p->events[i].offcpu && !is_before(p, i))
 			return (int)i;
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include "resolve.h"
 #include "perfetto.h"
 #include "timeline.h"
+#include "critpath.h"
 #include "session.h"
 #include "../util/outfile.h"
 #include "../util/util.h"
@@ -41,12 +42,13 @@ enum {
 	OPT_PERFETTO,
 	OPT_TIMELINE,
 	OPT_SRCLINE,
+	OPT_CRITICAL_PATH,
 };
 
 struct report_opts {
 	struct session_opts s;
 	struct text_opts t;
-	bool folded, json, states, wakers, srcline;
+	bool folded, json, states, wakers, srcline, critical_path, sorted;
 	const char *pprof, *svg, *perfetto, *timeline;
 	char *comm_buf;
 };
@@ -95,6 +97,13 @@ static const struct argp_option report_options[] = {
 					"NAME (FILE:LINE): Python functions at the line they are "
 					"at, JavaScript functions with their script (NAME (SCRIPT)), "
 					"and with --lines native ones", 1 },
+	{ "critical-path", OPT_CRITICAL_PATH, 0, 0, "What the waits of the threads --tid, --pid or "
+						    "--comm name (the roots; --time: a window) were "
+						    "really waiting for: each instant charged to one "
+						    "thread on the path through their wakers, with its "
+						    "state and stack; a table, or --folded, --svg, "
+						    "--pprof; record it with offcpu record "
+						    "--critical-path", 1 },
 	{ 0, 0, 0, 0, "Filters:", 2 },
 	{ "event", 'e', "NAME", 0, "Only this event (e.g. offcpu-time, cpu-clock); folded, pprof and "
 				   "svg show one event: this, else offcpu-time, else the first", 2 },
@@ -156,7 +165,8 @@ static const char report_doc[] =
 	"  offcpu report -i app.data --folded | flamegraph.pl --countname=us > app.svg\n"
 	"  offcpu report -i app.data --svg app.svg --pprof app.pb.gz\n"
 	"  offcpu report -i app.data --perfetto app.pftrace   # then ui.perfetto.dev\n"
-	"  offcpu report -i app.data --timeline app.html      # open it offline";
+	"  offcpu report -i app.data --timeline app.html      # open it offline\n"
+	"  offcpu report -i app.data --critical-path --comm request";
 
 static int parse_sort(struct text_opts *o, const char *arg)
 {
@@ -245,6 +255,7 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		o->s.force = true;
 		break;
 	case 's':
+		o->sorted = true;
 		err = parse_sort(&o->t, arg);
 		if (err)
 			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym, state, waker, "
@@ -292,6 +303,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_TIMELINE:
 		o->timeline = arg;
+		break;
+	case OPT_CRITICAL_PATH:
+		o->critical_path = true;
 		break;
 	case OPT_PID:
 		if (parse_int_list(arg, &o->s.pids, &o->s.nr_pids))
@@ -341,8 +355,7 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
  * --svg and --pprof files: made through outfile, so a planted symlink or
  * another user's file at the name is refused, not followed or overwritten.
  */
-static int write_output(const struct profile *p, int ev, const char *path, const char *input,
-			bool svg)
+int write_output(const struct profile *p, int ev, const char *path, const char *input, bool svg)
 {
 	struct outfile f;
 	FILE *fp;
@@ -476,6 +489,33 @@ static int trace_close(struct trace_out *o, int ret)
 	}
 	outfile__free(&o->f);
 	return ret ?: err;
+}
+
+/* --critical-path: its own session and outputs (critpath.h); the exit status */
+static int critical_path(const struct report_opts *o)
+{
+	struct critpath_report r = { .folded = o->folded, .svg = o->svg, .pprof = o->pprof,
+				     .min_percent = o->t.min_percent };
+	const char *other = o->json ? "--json" : o->perfetto ? "--perfetto" :
+			    o->timeline ? "--timeline" : o->wakers ? "--wakers" :
+			    o->states ? "--states" : o->sorted ? "--sort" :
+			    o->s.event ? "--event" : NULL;
+
+	if (other) {
+		pr_err("--critical-path and %s cannot be combined: give %s a report of its own",
+		       other, other);
+		return 2;
+	}
+	if (!o->s.nr_pids && !o->s.nr_tids && !o->s.nr_comms) {
+		pr_err("--critical-path needs its roots: the threads whose waits it follows "
+		       "(--tid, --pid or --comm)");
+		return 2;
+	}
+	if ((!!o->folded + (o->svg && !strcmp(o->svg, "-")) + (o->pprof && !strcmp(o->pprof, "-"))) > 1) {
+		pr_err("two outputs would both write to standard output: give --svg and --pprof files");
+		return 2;
+	}
+	return critpath__report(&o->s, &r) ? 1 : 0;
 }
 
 struct unnamed_obj {
@@ -631,6 +671,8 @@ int cmd_report(int argc, char **argv)
 		       "give --timeline a file");
 		return 2;
 	}
+	if (o.critical_path)
+		return critical_path(&o);
 	if (o.perfetto) {
 		/* the profile is initialised by the session; the trace only keeps its address */
 		ret = trace_open(&trace, o.perfetto, &p);

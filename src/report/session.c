@@ -109,16 +109,6 @@ static int on_waker(struct session *s, const struct perf_event_header *h,
 	return flush_pending(s); /* one waker per wait */
 }
 
-static bool in_list(const int *l, size_t n, uint32_t v)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if ((uint32_t)l[i] == v)
-			return true;
-	return false;
-}
-
 /*
  * Whether the thread of @smp passes --pid, --tid and --comm: 1 yes, 0 no,
  * -ENOMEM; its command in *@comm once --pid and --tid let it through.
@@ -128,9 +118,9 @@ static int wanted_thread(struct session *s, const struct perf_sample *smp, uint3
 	const struct session_opts *o = s->o;
 	size_t i;
 
-	if (o->nr_pids && !in_list(o->pids, o->nr_pids, smp->pid))
+	if (o->nr_pids && !int_list_has(o->pids, o->nr_pids, smp->pid))
 		return 0;
-	if (o->nr_tids && !in_list(o->tids, o->nr_tids, smp->tid))
+	if (o->nr_tids && !int_list_has(o->tids, o->nr_tids, smp->tid))
 		return 0;
 	*comm = threads__comm(&s->th, smp->pid, smp->tid);
 	if (*comm == UINT32_MAX)
@@ -210,6 +200,7 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 	rs.period = smp.period;
 	rs.pid = smp.pid;
 	rs.tid = smp.tid;
+	rs.cpu = (e->attr.sample_type & PERF_SAMPLE_CPU) ? smp.cpu : UINT32_MAX;
 	if (rs.role != SAMPLE_OTHER && (e->attr.sample_type & PERF_SAMPLE_WEIGHT) &&
 	    smp.weight <= OFFCPU_STATES_ALL)
 		rs.state = (uint32_t)smp.weight;
@@ -225,6 +216,9 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 		}
 		rs.interval_start = s->drain_prev < rs.time ? s->drain_prev : 0;
 	}
+	if (rs.role == SAMPLE_WAIT && (e->attr.sample_type & PERF_SAMPLE_CPU) &&
+	    (smp.cpu_res & OFFCPU_CPU_RES_OPEN_END) && !(rs.flags & SAMPLE_SUMMED))
+		rs.flags |= SAMPLE_OPEN_END;
 	note_span(s, &rs);
 	/* offcpu-before's time is before the recording's: in the rows only when --event chose it */
 	rows = (o->event ? !strcmp(o->event, e->name) : rs.role != SAMPLE_BEFORE) &&

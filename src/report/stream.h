@@ -43,6 +43,9 @@ enum sample_role {
  * total and @time the end of the interval they were summed in, not a block's own times;
  * without it, one block that ended at @time after @period ns */
 #define SAMPLE_SUMMED 16u
+/* offcpu-time: a block still under way when the recording ended (offcpu's
+ * OFFCPU_CPU_RES_OPEN_END): @time is the recording's end, not a switch-in */
+#define SAMPLE_OPEN_END 32u
 
 struct report_sample {
 	uint32_t event; /* index into the file's events (and the profile's) */
@@ -51,6 +54,7 @@ struct report_sample {
 	uint64_t time; /* CLOCK_MONOTONIC ns (offcpu's); with SAMPLE_TIME */
 	uint64_t period; /* ns off-CPU for offcpu events; the event's period otherwise */
 	uint32_t pid, tid;
+	uint32_t cpu; /* PERF_SAMPLE_CPU (offcpu-time: of the switch-in); UINT32_MAX unknown */
 	uint32_t comm; /* strtab; UINT32_MAX: not looked up (the filters left it out first) */
 	uint32_t state; /* the state waited in + 1 (offcpu events' weight); 0 unknown */
 	/* with SAMPLE_ROWS or SAMPLE_LISTED, else UINT32_MAX: */

@@ -386,8 +386,13 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		const struct profile_event *e = &p->events[ev];
 		uint64_t total = profile__value(p, ev, e->period, e->count);
 		int shown = 0;
+		uint32_t r;
 
-		if (!e->count)
+		/* an event with samples but no rows (offcpu-before's: its threads are
+		 * the section above) has no table */
+		for (r = 0; r < p->nr_rows && p->rows[r].event != ev; r++)
+			;
+		if (!e->count || r == p->nr_rows)
 			continue;
 		fprintf(f, "# ");
 		fput_escaped(f, strtab__get(&p->str, e->name), 0);

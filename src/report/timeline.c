@@ -15,21 +15,21 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "blocks.h"
 #include "timeline.h"
 #include "../util/hashmap.h"
 #include "../util/outfile.h"
 #include "../util/util.h"
 
 #define FIRST_SHIFT 10 /* 1024 ns */
-/* perf record --off-cpu's samples of a task blocked at the end: a placeholder time */
-#define PERF_OFFCPU_TIME (~0ULL << 32)
 #define FULL_PX 2000 /* the full view's width in pixels, for what is narrower than one */
 #define NR_CLASS 5 /* S, D, preempted, runqueue, other */
-#define TL_DUR_MAX (1ULL << 52) /* 52 days: a longer block is a damaged file's, counted as untimed */
 
 struct tl_block {
 	uint64_t end, dur;
+	uint64_t since; /* BLOCK_BEFORE: when the wait began (0: not known) */
 	uint32_t state, stack, waker, chain, wstack, wtid;
+	uint32_t flags; /* BLOCK_* */
 };
 
 struct tl_bin {
@@ -41,7 +41,7 @@ struct tl_bin {
 
 struct tl_sum {
 	uint64_t start, end, ns;
-	uint32_t stack, state;
+	uint32_t stack, state, waker, chain;
 };
 
 struct tl_lane {
@@ -65,7 +65,8 @@ struct timeline {
 	size_t nr, cap;
 	uint64_t items; /* blocks, bins and summed entries of all lanes */
 	uint64_t t0, t1; /* the earliest start and the latest end seen */
-	uint64_t untimed, ticks, summed;
+	uint64_t ticks, summed;
+	struct blocks blocks;
 	uint64_t scan_at; /* over the cap, the lanes are looked at again from this many items */
 	int err;
 };
@@ -156,6 +157,13 @@ static void block_bin(const struct tl_lane *l, const struct tl_block *b, struct 
 	g->blocks = 1;
 }
 
+/* Whether block @b goes into a bin of width 1 << @shift: shorter, and no wait
+ * since before the recording or to its end, which is always drawn whole. */
+static bool mergeable(const struct tl_block *b, unsigned shift)
+{
+	return b->dur < (1ull << shift) && !(b->flags & (BLOCK_BEFORE | BLOCK_OPEN_END));
+}
+
 /* Double the lane's bin width until @shift: blocks shorter go into bins. */
 static int coarsen(struct timeline *t, struct tl_lane *l, unsigned shift)
 {
@@ -186,14 +194,14 @@ static int coarsen(struct timeline *t, struct tl_lane *l, unsigned shift)
 	t->items -= l->ng - k;
 	l->ng = k;
 	for (i = 0; i < l->nb; i++)
-		n += l->b[i].dur < (1ull << shift);
+		n += mergeable(&l->b[i], shift);
 	if (n) {
 		tmp = malloc(n * sizeof(*tmp));
 		if (!tmp)
 			return -ENOMEM;
 		n = 0;
 		for (i = 0; i < l->nb; i++) {
-			if (l->b[i].dur < (1ull << shift)) {
+			if (mergeable(&l->b[i], shift)) {
 				block_bin(l, &l->b[i], &tmp[n++]);
 				l->merged++;
 				l->merged_ns += l->b[i].dur;
@@ -284,82 +292,11 @@ static struct tl_lane *lane_of(struct timeline *t, uint32_t pid, uint32_t tid)
 	return &t->lanes[*v];
 }
 
-static int on_sample(struct sample_consumer *c, const struct report_sample *s)
+/* Keep the lanes within their caps, after an item was added to @l. */
+static int bound(struct timeline *t, struct tl_lane *l)
 {
-	struct timeline *t = consumer_of(c, struct timeline, c);
-	struct tl_lane *l;
 	int err = 0;
 
-	if (!(s->flags & SAMPLE_ROWS) || s->role == SAMPLE_BEFORE)
-		return 0;
-	if (!(s->flags & SAMPLE_TIME) || !s->time || s->time >= PERF_OFFCPU_TIME ||
-	    (s->role == SAMPLE_WAIT && (s->period >= s->time || s->period >= TL_DUR_MAX))) {
-		t->untimed++;
-		return 0;
-	}
-	l = lane_of(t, s->pid, s->tid);
-	if (!l)
-		return -ENOMEM;
-	if (s->comm != UINT32_MAX && s->comm)
-		l->comm = s->comm;
-	if (s->role == SAMPLE_OTHER) {
-		struct tl_bin g = { .idx = s->time >> l->shift, .ticks = 1 };
-
-		t->ticks++;
-		err = bin_add(t, l, &g);
-		if (!t->t0 || s->time < t->t0)
-			t->t0 = s->time;
-	} else if (s->flags & SAMPLE_SUMMED) {
-		struct tl_sum u = { .end = s->time, .ns = s->period, .stack = s->stack,
-				    .state = s->state };
-
-		/* the interval: since the drain before, else since the recording's start (0 here) */
-		u.start = s->interval_start;
-		t->summed++;
-		if (l->sums_merged) {
-			struct tl_bin g = { .idx = s->time >> l->shift, .summed = s->period };
-
-			err = bin_add(t, l, &g);
-		} else {
-			if (grow_array((void **)&l->u, &l->cu, l->nu + 1, sizeof(*l->u)))
-				return -ENOMEM;
-			l->u[l->nu++] = u;
-			t->items++;
-		}
-	} else {
-		struct tl_block b = { .end = s->time, .dur = s->period, .state = s->state,
-				      .stack = s->stack, .waker = s->waker, .chain = s->chain,
-				      .wstack = s->waker_stack, .wtid = s->waker_tid };
-
-		/*
-		 * A block split at its wakeup (record --state SDR): the run queue
-		 * part comes right after it with the same time, the switch-in; the
-		 * block itself ended where the run queue wait began.
-		 */
-		if (b.state == OFFCPU_STATE_RUNQ + 1 && l->nb && l->b[l->nb - 1].end == b.end &&
-		    l->b[l->nb - 1].state != OFFCPU_STATE_RUNQ + 1 && b.dur < b.end)
-			l->b[l->nb - 1].end -= b.dur;
-		if (b.dur < (1ull << l->shift)) {
-			struct tl_bin g;
-
-			block_bin(l, &b, &g);
-			l->merged++;
-			l->merged_ns += b.dur;
-			err = bin_add(t, l, &g);
-		} else {
-			if (grow_array((void **)&l->b, &l->cb, l->nb + 1, sizeof(*l->b)))
-				return -ENOMEM;
-			l->b[l->nb++] = b;
-			t->items++;
-		}
-	}
-	/* a wait (blocks or their sum): it began period ns before its time */
-	if (s->role != SAMPLE_OTHER && (!t->t0 || s->time - s->period < t->t0))
-		t->t0 = s->time - s->period;
-	if (s->time > t->t1)
-		t->t1 = s->time;
-	if (err)
-		return err;
 	if (lane_items(l) > TIMELINE_LANE_CAP)
 		err = shrink(t, l, TIMELINE_LANE_CAP * 3 / 4);
 	/* over the total: the biggest lane shrinks; when every lane is down to
@@ -382,6 +319,99 @@ static int on_sample(struct sample_consumer *c, const struct report_sample *s)
 	return err;
 }
 
+/* A block from blocks.h: a bar of its lane, or a bin's share when it is narrower than one. */
+static int on_block(void *arg, const struct block *k)
+{
+	struct timeline *t = arg;
+	const struct report_sample *s = k->s;
+	struct tl_block b = { .end = k->end, .dur = k->end - k->start, .since = k->since,
+			      .state = s->state, .stack = s->stack, .waker = s->waker,
+			      .chain = s->chain, .wstack = s->waker_stack, .wtid = s->waker_tid,
+			      .flags = k->flags };
+	struct tl_lane *l = lane_of(t, s->pid, s->tid);
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	/* a wait since before the recording, or to its end, is drawn whole however short */
+	if (mergeable(&b, l->shift)) {
+		struct tl_bin g;
+
+		block_bin(l, &b, &g);
+		l->merged++;
+		l->merged_ns += b.dur;
+		err = bin_add(t, l, &g);
+	} else {
+		if (grow_array((void **)&l->b, &l->cb, l->nb + 1, sizeof(*l->b)))
+			return -ENOMEM;
+		l->b[l->nb++] = b;
+		t->items++;
+		err = 0;
+	}
+	return err ?: bound(t, l);
+}
+
+static int on_sample(struct sample_consumer *c, const struct report_sample *s)
+{
+	struct timeline *t = consumer_of(c, struct timeline, c);
+	struct tl_lane *l;
+	int err = 0, kind;
+
+	if (!(s->flags & SAMPLE_ROWS) && s->role != SAMPLE_BEFORE)
+		return 0;
+	kind = blocks__sample(&t->blocks, s);
+	if (kind < 0 || kind == BLOCKS_UNTIMED || s->role == SAMPLE_BEFORE)
+		return kind < 0 ? kind : 0;
+	if (s->role == SAMPLE_OTHER &&
+	    (!(s->flags & SAMPLE_TIME) || !s->time || s->time >= (~0ULL << 32))) {
+		t->blocks.untimed++;
+		return 0;
+	}
+	l = lane_of(t, s->pid, s->tid);
+	if (!l)
+		return -ENOMEM;
+	if (s->comm != UINT32_MAX && s->comm)
+		l->comm = s->comm;
+	if (s->role == SAMPLE_OTHER) {
+		struct tl_bin g = { .idx = s->time >> l->shift, .ticks = 1 };
+
+		t->ticks++;
+		err = bin_add(t, l, &g);
+		if (!t->t0 || s->time < t->t0)
+			t->t0 = s->time;
+	} else if (kind == BLOCKS_SUMMED) {
+		/* the interval: since the drain before, else since the recording's start (0 here) */
+		struct tl_sum u = { .start = s->interval_start, .end = s->time, .ns = s->period,
+				    .stack = s->stack, .state = s->state, .waker = s->waker,
+				    .chain = s->chain };
+
+		t->summed++;
+		if (l->sums_merged) {
+			struct tl_bin g = { .idx = s->time >> l->shift, .summed = s->period };
+
+			err = bin_add(t, l, &g);
+		} else {
+			if (grow_array((void **)&l->u, &l->cu, l->nu + 1, sizeof(*l->u)))
+				return -ENOMEM;
+			l->u[l->nu++] = u;
+			t->items++;
+		}
+	}
+	/* a wait (blocks or their sum): it began period ns before its time */
+	if (s->role != SAMPLE_OTHER && (!t->t0 || s->time - s->period < t->t0))
+		t->t0 = s->time - s->period;
+	if (s->time > t->t1)
+		t->t1 = s->time;
+	return err ?: bound(t, l);
+}
+
+static int on_task(struct sample_consumer *c, const struct report_task *k)
+{
+	struct timeline *t = consumer_of(c, struct timeline, c);
+
+	return k->kind == TASK_EXIT ? blocks__exit(&t->blocks, k->pid, k->tid) : 0;
+}
+
 struct timeline *timeline__new(const struct profile *p)
 {
 	struct timeline *t = calloc(1, sizeof(*t));
@@ -390,6 +420,8 @@ struct timeline *timeline__new(const struct profile *p)
 		return NULL;
 	t->p = p;
 	t->c.sample = on_sample;
+	t->c.task = on_task;
+	blocks__init(&t->blocks, on_block, t);
 	return t;
 }
 
@@ -411,7 +443,31 @@ void timeline__free(struct timeline *t)
 	}
 	free(t->lanes);
 	hashmap__free(&t->idx);
+	blocks__free(&t->blocks);
 	free(t);
+}
+
+/*
+ * The fields of a lane's arrays, in the order timeline__write() prints them
+ * (b: a block, g: a bin of merged blocks, u: a summed total): the page finds
+ * each by its name (DATA.layout; timeline/page.js, path.js), so the two
+ * sides agree on one list.
+ */
+static const char *const block_fields[] = { "end", "dur", "state", "stack", "waker",
+					    "chain", "wstack", "wtid", "flags", "since" };
+static const char *const bin_fields[] = { "at", "sleep", "io", "preempted", "runqueue",
+					  "other", "summed", "blocks", "ticks" };
+static const char *const sum_fields[] = { "start", "end", "ns", "stack", "state", "waker",
+					  "chain" };
+
+static void layout_list(FILE *f, const char *key, const char *const *names, size_t n)
+{
+	size_t i;
+
+	fprintf(f, "\"%s\": [", key);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s\"%s\"", i ? ", " : "", names[i]);
+	fputc(']', f);
 }
 
 /*
@@ -472,6 +528,9 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 	bool first;
 	int err = 0;
 
+	err = blocks__finish(&t->blocks);
+	if (err)
+		return err;
 	/* the recording's start, when the session knows it, for the first summed intervals */
 	if (p->start_time && p->start_time < t->t0)
 		t->t0 = p->start_time;
@@ -510,9 +569,14 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 				used_str[b->chain] = 1;
 			arrows += b->wtid != 0;
 		}
-		for (k = 0; k < l->nu; k++)
+		for (k = 0; k < l->nu; k++) {
 			if (l->u[k].stack < p->nr_stacks)
 				used_stack[l->u[k].stack] = 1;
+			if (l->u[k].waker < p->str.nr)
+				used_str[l->u[k].waker] = 1;
+			if (l->u[k].chain < p->str.nr)
+				used_str[l->u[k].chain] = 1;
+		}
 		blocks += l->nb;
 		merged += l->merged;
 		merged_ns += l->merged_ns;
@@ -554,7 +618,16 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 		"\"merged\": %llu, \"merged_ns\": %llu, \"untimed\": %llu, \"cap\": %d,\n",
 		(unsigned long long)t->t0, (unsigned long long)(t->t1 - t->t0),
 		(unsigned long long)(1ull << shift), FULL_PX, (unsigned long long)merged,
-		(unsigned long long)merged_ns, (unsigned long long)t->untimed, TIMELINE_LANE_CAP);
+		(unsigned long long)merged_ns, (unsigned long long)t->blocks.untimed, TIMELINE_LANE_CAP);
+	/* what the recording has: the page says what it lacks, and how to record it */
+	fprintf(f, "\"summed\": %llu, \"wakers\": %d,\n", (unsigned long long)t->summed, p->has_wakers);
+	fputs("\"layout\": {", f);
+	layout_list(f, "b", block_fields, ARRAY_SIZE(block_fields));
+	fputs(", ", f);
+	layout_list(f, "g", bin_fields, ARRAY_SIZE(bin_fields));
+	fputs(", ", f);
+	layout_list(f, "u", sum_fields, ARRAY_SIZE(sum_fields));
+	fputs("},\n", f);
 	if (p->has_clock)
 		fprintf(f, "\"wall\": %lld,\n",
 			(long long)p->clock_wall_ns + ((long long)t->t0 - (long long)p->clock_mono_ns));
@@ -597,18 +670,22 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 			l->tid, l->comm < p->str.nr ? (long long)l->comm : -1ll,
 			(unsigned long long)(1ull << l->shift), (unsigned long long)l->merged,
 			(unsigned long long)l->merged_ns, l->sums_merged);
-		/* end, duration, state, stack, waker, chain, waker's stack, waker's tid */
+		/* block_fields: end, duration, state, stack, waker, chain, waker's stack,
+		 * waker's tid, flags (BLOCK_*), since when (BLOCK_BEFORE; 0: not known;
+		 * before t0: negative) */
 		for (k = 0; k < l->nb; k++) {
 			const struct tl_block *b = &l->b[k];
 
-			fprintf(f, "%s%llu,%llu,%u,%lld,%lld,%lld,%lld,%u", k ? "," : "",
+			fprintf(f, "%s%llu,%llu,%u,%lld,%lld,%lld,%lld,%u,%u,%lld", k ? "," : "",
 				(unsigned long long)(b->end - t->t0), (unsigned long long)b->dur,
 				b->state, b->stack < p->nr_stacks ? (long long)b->stack : -1ll,
 				b->waker && b->waker < p->str.nr ? (long long)b->waker : -1ll,
 				b->chain && b->chain < p->str.nr ? (long long)b->chain : -1ll,
-				b->wstack < p->nr_stacks ? (long long)b->wstack : -1ll, b->wtid);
+				b->wstack < p->nr_stacks ? (long long)b->wstack : -1ll, b->wtid,
+				b->flags, b->since ? (long long)b->since - (long long)t->t0 : 0ll);
 		}
-		/* bin start, S, D, preempted, runqueue, other ns, summed ns, blocks, ticks */
+		/* bin_fields: bin start, S, D, preempted, runqueue, other ns, summed ns,
+		 * blocks, ticks */
 		fputs("],\n\"g\":[", f);
 		for (k = 0; k < l->ng; k++) {
 			const struct tl_bin *g = &l->g[k];
@@ -620,21 +697,30 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 				(unsigned long long)g->ns[3], (unsigned long long)g->ns[4],
 				(unsigned long long)g->summed, g->blocks, g->ticks);
 		}
-		/* summed: interval start, end, total, stack, state */
+		/* sum_fields: interval start, end, total, stack, state, waker, chain */
 		fputs("],\n\"u\":[", f);
 		for (k = 0; k < l->nu; k++) {
 			const struct tl_sum *u = &l->u[k];
 
-			fprintf(f, "%s%llu,%llu,%llu,%lld,%u", k ? "," : "",
+			fprintf(f, "%s%llu,%llu,%llu,%lld,%u,%lld,%lld", k ? "," : "",
 				(unsigned long long)(u->start > t->t0 ? u->start - t->t0 : 0),
 				(unsigned long long)(u->end - t->t0),
 				(unsigned long long)u->ns,
-				u->stack < p->nr_stacks ? (long long)u->stack : -1ll, u->state);
+				u->stack < p->nr_stacks ? (long long)u->stack : -1ll, u->state,
+				u->waker && u->waker < p->str.nr ? (long long)u->waker : -1ll,
+				u->chain && u->chain < p->str.nr ? (long long)u->chain : -1ll);
 		}
 		fputs("]}", f);
 	}
-	fputs("]};\n</script>\n", f);
-	fputs(timeline_page, f);
+	fputs("]};\n</script>\n<script>\n", f);
+	fputs(timeline_path_js, f);
+	fputs("</script>\n<style>\n", f);
+	fputs(timeline_css, f);
+	fputs("</style>\n</head>\n<body>\n", f);
+	fputs(timeline_html, f);
+	fputs("<script>\n", f);
+	fputs(timeline_js, f);
+	fputs("</script>\n</body></html>\n", f);
 	if (fflush(f) || ferror(f))
 		err = errno ? -errno : -EIO;
 	if (st) {
@@ -646,7 +732,7 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 		st->summed = t->summed;
 		st->ticks = t->ticks;
 		st->arrows = arrows;
-		st->untimed = t->untimed;
+		st->untimed = t->blocks.untimed;
 	}
 out:
 	free(used_str);

@@ -44,7 +44,11 @@ int timeline__write(struct timeline *t, const char *title, FILE *f, struct timel
 int timeline__save(struct timeline *t, const char *path, const char *title);
 void timeline__free(struct timeline *t);
 
-/* timeline_page.c: the page after its data, from <style> to </html> */
-extern const char timeline_page[];
+/*
+ * The page's assets (src/report/timeline/, embedded by timeline_assets.S):
+ * its style, its body's markup, its script, and the critical path's walk
+ * in the page, a script of its own before it.
+ */
+extern const char timeline_css[], timeline_html[], timeline_js[], timeline_path_js[];
 
 #endif

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A set of non-zero u64 values (u64set.h). */
+/* A set of u64 values above 1, bounded if asked (u64set.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include "u64set.h"
@@ -59,6 +59,10 @@ int u64set__add(struct u64set *s, uint64_t v)
 		return -EINVAL;
 	if (u64set__has(s, v))
 		return 0;
+	if (s->max && s->len >= s->max) {
+		s->full = true;
+		return 0;
+	}
 	if ((s->used + 1) * 4 > s->cap * 3 && grow(s))
 		return -ENOMEM;
 	for (k = slot_of(v, s->cap); s->slots[k] > 1; k = (k + 1) & (s->cap - 1))
@@ -90,4 +94,5 @@ void u64set__free(struct u64set *s)
 	free(s->slots);
 	s->slots = NULL;
 	s->cap = s->len = s->used = 0;
+	s->full = false;
 }

@@ -242,6 +242,16 @@ bad:
 	return -EINVAL;
 }
 
+bool int_list_has(const int *l, size_t n, uint32_t v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((uint32_t)l[i] == v)
+			return true;
+	return false;
+}
+
 int grow_array(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap = *cap ? *cap : 16;

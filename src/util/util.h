@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 
 #ifndef OFFCPU_VERSION
@@ -49,6 +51,8 @@ int parse_u64(const char *s, uint64_t *out);
 int parse_duration_ns(const char *s, uint64_t *out);
 /* Parse "1,3-5" into a sorted, de-duplicated list; *out is malloc'ed. */
 int parse_int_list(const char *s, int **out, size_t *nr);
+/* Whether @v is one of the @n ints of @l (--pid, --tid lists). */
+bool int_list_has(const int *l, size_t n, uint32_t v);
 
 /*
  * Make room for @need elements of @elem bytes in the array *@p of capacity
@@ -112,6 +116,23 @@ size_t fput_escaped(FILE *f, const char *s, size_t width);
 size_t utf8_decode(const char *s, size_t n, uint32_t *cp);
 /* Is @cp a code point str_escape() writes as \uNNNN? */
 bool unicode_unsafe(uint32_t cp);
+
+/*
+ * A test hook: the OFFCPU_<@name> environment variable in a test build
+ * (OFFCPU_TEST_HOOKS: make check builds one in build/test), NULL in any
+ * other, which holds neither the names nor what they switch on (faults the
+ * tests inject, knobs the benchmarks turn).
+ */
+#ifdef OFFCPU_TEST_HOOKS
+#define test_hook(name) getenv("OFFCPU_" name)
+#else
+#define test_hook(name) ((const char *)NULL)
+#endif
+/* Whether test hook @v (test_hook()) is set to @want. */
+static inline bool test_hook_is(const char *v, const char *want)
+{
+	return v && !strcmp(v, want);
+}
 
 /* Current CLOCK_MONOTONIC time in nanoseconds, the clock bpf_ktime_get_ns() uses. */
 uint64_t now_ns(void);

@@ -18,7 +18,7 @@ int worker__start(pthread_t *t, void *(*fn)(void *), void *arg)
 	return -err;
 }
 
-bool worker__join_within(pthread_t t, unsigned ms, const char *what)
+struct timespec worker__deadline(unsigned ms)
 {
 	struct timespec until;
 
@@ -29,10 +29,17 @@ bool worker__join_within(pthread_t t, unsigned ms, const char *what)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
+	return until;
+}
+
+bool worker__join_within(pthread_t t, unsigned ms, const char *what)
+{
+	struct timespec until = worker__deadline(ms);
+
 	if (!pthread_timedjoin_np(t, NULL, &until))
 		return true;
-	pr_warn("%s did not stop within %u ms (reading something another user controls that "
-		"blocks?): left behind", what, ms);
+	pr_warn("%s did not stop within %u ms (a busy machine, or stuck on something another "
+		"user controls): left behind, what it read is not waited for", what, ms);
 	pthread_detach(t);
 	return false;
 }

@@ -13,6 +13,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include <time.h>
+
 /* Start @fn(@arg) with every signal blocked. 0 or -errno. */
 int worker__start(pthread_t *t, void *(*fn)(void *), void *arg);
 
@@ -22,5 +24,8 @@ int worker__start(pthread_t *t, void *(*fn)(void *), void *arg);
  * must not free what the thread still uses.
  */
 bool worker__join_within(pthread_t t, unsigned ms, const char *what);
+
+/* The CLOCK_REALTIME time @ms milliseconds from now: the deadline pthread's timed waits take. */
+struct timespec worker__deadline(unsigned ms);
 
 #endif

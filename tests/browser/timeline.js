@@ -9,6 +9,12 @@
 //       summed total: its stack in the details panel
 //   node timeline.js PAGE.html load                 no error; how long to show, redraw
 //   node timeline.js PAGE.html shot OUT.png          a screenshot
+//   node timeline.js PAGE.html path ROOT [OUT.png]   click ROOT's longest wait: its critical
+//       path drawn across the lanes and listed in the details panel; prints
+//       "PATH COMM TID KIND NS" lines (and a screenshot)
+//   node timeline.js PAGE.html hang HANG.txt         each thread of HANG.txt (COMM TID
+//       NS FUNCTION) one block from when it began waiting (NS) to the end of the
+//       recording; a click on its part before the recording says since when
 // Prints what it found; exits 1 with "FAIL: ..." on the first failure.
 'use strict';
 const { chromium } = require('playwright-core');
@@ -58,6 +64,65 @@ function fail(msg) {
 			if (errors.length) fail(errors.join('; '));
 			return;
 		}
+		if (mode === 'path') {
+			const ls = await page.evaluate(() => window.TL.lanes());
+			const root = ls.find((l) => l.comm === args[0]);
+			if (!root) fail(`no lane for ${args[0]}`);
+			const bs = await page.evaluate((tid) => window.TL.blocks(tid), root.tid);
+			const b = bs.filter((x) => x.state !== 'runqueue').sort((x, y) => y.dur - x.dur)[0];
+			if (!b) fail(`no block of ${args[0]}`);
+			console.log(`clicking ${args[0]}'s ${(b.dur / 1e6).toFixed(3)} ms ${b.state} block`);
+			await page.mouse.click(b.x, b.y);
+			const drawn = +(await page.getAttribute('canvas', 'data-path'));
+			console.log(`path segments drawn: ${drawn}`);
+			if (!(drawn > 1)) fail('no critical path drawn');
+			const det = await page.textContent('#details');
+			if (!det.includes('Critical path of this wait')) fail('the details panel has no critical path');
+			const tot = await page.evaluate((a) => window.TL.path(a[0], a[1]), [root.tid, b.i]);
+			let sum = 0;
+			for (const x of tot) {
+				console.log(`PATH ${x.comm || '-'} ${x.tid} ${x.kind.replace(/ /g, '_')} ${x.ns}`);
+				sum += x.ns;
+			}
+			console.log(`PATHSUM ${sum} ${b.dur}`);
+			if (Math.abs(sum - b.dur) > 1) fail(`the path sums to ${sum} ns, the block lasted ${b.dur}`);
+			if (args[1]) {
+				const bottom = await page.$eval('#panels', (e) => e.getBoundingClientRect().bottom);
+				await page.screenshot({ path: args[1], clip: { x: 0, y: 0, width: 1400, height: Math.min(900, bottom + 8) } });
+			}
+			if (errors.length) fail(errors.join('; '));
+			console.log('ok');
+			return;
+		}
+		if (mode === 'hang') {
+			const want = require('fs').readFileSync(args[0], 'utf8').trim().split('\n').map((l) => l.split(' '));
+			const t0 = await page.evaluate(() => window.TL.t0);
+			const left = await page.$eval('canvas', (c) => c.getBoundingClientRect().left);
+			let hatched = null;
+			for (const [comm, tid, ns, fn] of want) {
+				const bs = await page.evaluate((t) => window.TL.blocks(t), +tid);
+				if (bs.length !== 1) fail(`${comm}/${tid}: ${bs.length} blocks, one since it began waiting expected`);
+				const b = bs[0];
+				if (!b.before || !b.open) fail(`${comm}/${tid}: its block is not marked as waiting since before the recording and to its end`);
+				if (b.frames.indexOf(fn) < 0) fail(`${comm}/${tid}: its block is not in ${fn}`);
+				const since = t0 + b.since, d = Math.abs(since - +ns);
+				console.log(`${comm}/${tid}: one block since ${((+ns - t0) / 1e6).toFixed(1)} ms (drawn from ${(b.since / 1e6).toFixed(1)} ms, ${(d / 1e6).toFixed(2)} ms apart) to ${(b.end / 1e6).toFixed(1)} ms`);
+				if (d > 50e6) fail(`${comm}/${tid}: drawn since ${b.since} ns, it began waiting at ${+ns - t0} ns`);
+				// where the recording began on the page: the block's part left of it is before
+				b.rx = b.x1 - b.dur / (b.end - b.since) * (b.x1 - b.x0);
+				if (!hatched && Math.max(b.x0, left) + 3 < b.rx) hatched = b;
+			}
+			if (!hatched) fail('no block shows its part before the recording');
+			console.log(`clicking ${hatched.x0 < left ? 'at the left edge of' : 'the start of'} a block, ${(hatched.rx - Math.max(hatched.x0, left)).toFixed(0)} px before the recording`);
+			await page.mouse.click(Math.max(hatched.x0, left) + 2, hatched.y);
+			const det = await page.textContent('#details');
+			console.log('details: ' + det.replace(/\s+/g, ' ').slice(0, 300));
+			if (!det.includes('waiting since')) fail('a click on the part before the recording does not say since when');
+			if (!det.includes('still waiting then')) fail('the details do not say the wait lasted to the end');
+			if (errors.length) fail(errors.join('; '));
+			console.log('ok');
+			return;
+		}
 		const lanes = await page.evaluate(() => window.TL.lanes());
 		console.log('lanes: ' + lanes.map((l) => `${l.comm}/${l.tid}(${l.blocks})`).join(' '));
 		for (const name of args)
@@ -79,6 +144,11 @@ function fail(msg) {
 			console.log('details: ' + det.replace(/\s+/g, ' ').slice(0, 300));
 			if (!det.includes('summed short blocks')) fail('the details panel does not say summed');
 			if (!det.includes(hit.frames[hit.frames.length - 1])) fail('the details panel does not show the summed stack');
+			// a recording with wakers: the interval's totals by waker
+			if (!det.includes('By waker')) fail('the details panel does not total the summed blocks by waker');
+			// what the recording lacks, and how to record it
+			const note = await page.textContent('#note');
+			if (!note.includes('--off-cpu-thresh 0')) fail('the page does not say how to record each block with its times');
 		}
 		if (errors.length) fail(errors.join('; '));
 		if (requests.length) fail('the page asked for ' + requests.join(' '));

@@ -3,7 +3,8 @@
  * libFuzzer target for the whole report path: the input becomes a file
  * (memfd), a session reads it (side-band state, ordering, symbolization of
  * whatever binaries the input names), and every output is written to
- * /dev/null. Kernel symbols come from /dev/null so runs stay fast.
+ * /dev/null; then the critical path of every thread (a session of its own).
+ * Kernel symbols come from /dev/null so runs stay fast.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include "report/critpath.h"
 #include "report/profile.h"
 #include "report/session.h"
 #include "util/util.h"
@@ -45,6 +47,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	profile__free(&p);
+	if (null) { /* every thread a root: no --tid, --pid or --comm */
+		struct critpath_opts co = { 0 };
+		struct critpath *c = critpath__new(&p, &co);
+		struct sample_consumer *cs = c ? critpath__consumer(c) : NULL;
+
+		if (c && !session__run(&o, &p, &cs, 1) && !critpath__walk(c)) {
+			critpath__text(c, 0, null);
+			ev = critpath__rows(c);
+			if (ev >= 0)
+				folded__write(&p, ev, null);
+		}
+		critpath__free(c);
+		profile__free(&p);
+	}
 	if (null)
 		fclose(null);
 	close(fd);

@@ -86,10 +86,15 @@ test_debuginfo_stripped_unnamed() {
 	n=$(wc -l <<<"$names")
 	[ "$n" -eq 5 ] || fail "$n distinct prog+0x frames, 5 expected (main's two calls, a's, b's, nap's)"
 	for fn in a b; do
-		# the frame below nap's in each stack is the function that called it
-		off=$(awk -v w="$([ $fn = a ] && echo 300 || echo 200)" '{ n = split($0, s, ";")
+		# the frame below nap's in each stack is the function that called it;
+		# its sleep is the one closest to what the program measured (300 and
+		# 200 ms asked; on a busy machine the wait for a CPU after the
+		# wakeup adds to either), within 5%
+		off=$(awk -v w="$(awk -v f=$fn '$1 == f { print $2 / 1e3 }' truth.txt)" '{ n = split($0, s, ";")
 			for (i = 1; i < n; i++) if (s[i] ~ /^prog\+0x/ && s[i + 1] ~ /^prog\+0x/ && s[i + 2] ~ /^prog\+0x/) {
-				v = $NF; if (v > w * 900 && v < w * 1100) { sub(/^prog\+/, "", s[i + 1]); print s[i + 1]; exit } } }' rep.out)
+				d = $NF - w; if (d < 0) d = -d
+				if (d < w / 20 && (best == "" || d < bd)) { bd = d; best = s[i + 1]; sub(/^prog\+/, "", best) } } }
+			END { print best }' rep.out)
 		[ -n "$off" ] || fail "no stack of $fn's sleep with three prog frames"
 		[ "$(addr2line -f -e prog.full "$off" | head -n 1)" = "$fn" ] ||
 			fail "prog+$off is $(addr2line -f -e prog.full "$off" | head -n 1), not $fn"
@@ -188,30 +193,44 @@ test_debuginfo_debuginfod() {
 }
 
 # A server that never answers costs one bounded wait, said while it lasts
-# and when it ends, then no more fetches: the frames keep their offsets.
+# and when it ends, then no more fetches: the frames keep their offsets, and
+# the server was connected to once (it counts the connections when it is
+# told to end, the queued ones too).
 test_debuginfo_debuginfod_unresponsive() {
-	local port t0 t1
+	local port t0 t1 conns
 	command -v python3 >/dev/null || skip "python3 is not installed"
 	dbg_prog
-	port=$((20000 + RANDOM % 20000))
-	# accepts connections, never answers
-	python3 -c 'import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8); c = []
-while True: c.append(s.accept()[0])' "$port" &
+	# accepts connections, never answers; says its port once it listens
+	mkfifo port.fifo || fail "mkfifo"
+	python3 -c 'import os, signal, socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64); c = []
+def end(*_):
+	s.setblocking(False)
+	try:
+		while True: c.append(s.accept()[0])
+	except BlockingIOError:
+		pass
+	with open(sys.argv[1], "w") as f: f.write("%d\n" % len(c))
+	os._exit(0)
+signal.signal(signal.SIGTERM, end)
+print(s.getsockname()[1], flush=True)
+while True: c.append(s.accept()[0])' "$PWD/conns.txt" >port.fifo &
 	DBG_HANG=$!
 	trap 'kill $DBG_HANG 2>/dev/null; wait $DBG_HANG 2>/dev/null' EXIT
-	sleep 0.3
+	read -r port <port.fifo
+	[ -n "$port" ] || fail "the server that never answers did not start"
 	t0=$(date +%s%N)
 	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$PWD/cache DEBUGINFOD_TIMEOUT=2 \
 		DEBUGINFOD_RETRY_LIMIT=0 dbg_report --folded
 	t1=$(date +%s%N)
+	kill -TERM $DBG_HANG && wait $DBG_HANG
+	conns=$(cat conns.txt 2>/dev/null)
 	cat rep.err
 	grep -q "fetching debug info for $PWD/prog from debuginfod" rep.err || fail "a slow fetch was not said"
 	grep -q "no debug info for $PWD/prog after [0-9.]* s: .*no more fetches" rep.err || fail "the failed fetch was not said with its wait"
 	grep -q 'prog+0x' rep.out || fail "frames not named by their offsets"
-	[ $(((t1 - t0) / 1000000)) -lt 10000 ] || fail "the report waited $(((t1 - t0) / 1000000)) ms"
-	note "unresponsive debuginfod: the report took $(((t1 - t0) / 1000000)) ms (DEBUGINFOD_TIMEOUT=2)"
+	[ "$conns" = 1 ] || fail "the report connected ${conns:-an unknown number of} times to the server that never answers, once expected"
+	note "unresponsive debuginfod: one connection; the report took $(((t1 - t0) / 1000000)) ms (DEBUGINFOD_TIMEOUT=2)"
 }
 
 # .gnu_debuglink, a name the binary's owner writes (issue 35): a name with a

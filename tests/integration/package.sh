@@ -139,6 +139,12 @@ test_deb_package() {
 	root/usr/bin/offcpu --help >help.txt || fail "the packaged offcpu --help failed"
 	grep -q record help.txt || fail "no commands in --help"
 	root/usr/bin/offcpu --version || fail "--version failed"
+	# the faults the tests inject are in the tested build and in no package
+	strings "$ROOT/$BUILD/offcpu" | grep -q OFFCPU_FAULT_REFUSE || fail "the tested build has no test hooks"
+	if strings root/usr/bin/offcpu | grep -E 'OFFCPU_(FAULT|LATE|DRAIN|TEST|UNWIND)' >hooks.txt; then
+		cat hooks.txt
+		fail "the packaged offcpu holds test hooks"
+	fi
 	for p in offcpu offcpu-record offcpu-report; do
 		MANWIDTH=80 man --warnings -l "root/usr/share/man/man1/$p.1.gz" >/dev/null 2>w.txt || fail "man -l $p failed"
 		[ ! -s w.txt ] || { cat w.txt; fail "$p.1 warns"; }
@@ -165,7 +171,7 @@ test_install_deps_sets() {
 		grep -qx "$p" demo.txt || fail "make demo would not install $p"
 	done
 	grep -E '^(chromium|qemu|golang|lintian)' demo.txt && fail "make demo would install the tests' tools"
-	for p in chromium qemu-system-x86 golang-go lintian debhelper man-db python3; do
+	for p in chromium qemu-system-x86 golang-go lintian debhelper man-db python3 nodejs npm; do
 		grep -qx "$p" all.txt || fail "make check would not install $p"
 	done
 	grep -vxF -f all.txt demo.txt && fail "make check would not install all of make demo's packages"
@@ -173,8 +179,10 @@ test_install_deps_sets() {
 	bash "$deps" --bogus 2>/dev/null
 	[ $? -eq 2 ] || fail "an unknown option does not exit 2"
 	# idempotent: where every package is installed, apt-get is not even run
+	# (npm counts as there when its command is: install-deps.sh takes it by command)
 	while read -r p; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=" $p"
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			{ [ "$p" = npm ] && command -v npm >/dev/null; } || missing+=" $p"
 	done <all.txt
 	[ -z "$missing" ] || skip "not installed here:$missing (make deps)"
 	mkdir bin

@@ -82,7 +82,7 @@ test_attach_pid() {
 		local pid=$!
 		"$OFFCPU" record -o p.data -p "$pid" 2>rec.err &
 		local rec=$!
-		wait_for_line rec.err "recording" 10 || { kill $pid $rec; cat rec.err; fail "offcpu did not start"; }
+		wait_for_line rec.err "recording" 60 || { kill $pid $rec; cat rec.err; fail "offcpu did not start"; }
 		touch go
 		wait $pid || fail "workload failed"
 		wait $rec || { cat rec.err; fail "offcpu record -p failed"; }
@@ -118,7 +118,7 @@ test_duration() {
 	[ $(((t1 - t0) / 1000000)) -lt 10000 ] || fail "did not stop"
 	perf script -i d.data >/dev/null 2>err.txt || fail "perf script failed"
 	# perf may warn of lost samples only when offcpu reported them
-	[ ! -s err.txt ] || grep -q "WARNING: this recording is incomplete" rec.err ||
+	[ ! -s err.txt ] || grep -q "this recording is incomplete" rec.err ||
 		{ cat err.txt; fail "perf script warned"; }
 }
 
@@ -210,14 +210,14 @@ test_signals() {
 	for sig in INT TERM; do
 		"$OFFCPU" record -a -o s.data 2>rec.err &
 		local rec=$!
-		wait_for_line rec.err recording 10 || fail "did not start"
+		wait_for_line rec.err recording 60 || fail "did not start"
 		sleep 0.5
 		kill -$sig $rec
 		wait $rec || { cat rec.err; fail "exit status after SIG$sig"; }
 		grep -q "wrote s.data" rec.err || fail "no summary after SIG$sig"
 		perf script -i s.data >/dev/null 2>err.txt || fail "perf script failed after SIG$sig"
 		# perf may warn of lost samples only when offcpu reported them
-		[ ! -s err.txt ] || grep -q "WARNING: this recording is incomplete" rec.err ||
+		[ ! -s err.txt ] || grep -q "this recording is incomplete" rec.err ||
 			{ cat err.txt; fail "perf script warned after SIG$sig"; }
 	done
 	# with a workload: the command is stopped too
@@ -294,7 +294,7 @@ test_make_install() {
 test_stack_walks_match_kernel() {
 	"$OFFCPU" record -a --verify-stacks --stacks both --state S,D,R,T,I -d 4 -o v.data 2>rec.err &
 	local rec=$!
-	wait_for_line rec.err recording 10 || { kill $rec; fail "offcpu did not start"; }
+	wait_for_line rec.err recording 60 || { kill $rec; fail "offcpu did not start"; }
 	"$GT" -r truth.txt >/dev/null &
 	taskset -c 1 perf bench sched pipe -l 30000 >/dev/null 2>&1
 	find /usr/include -name '*.h' -newer /nonexistent 2>/dev/null | head -2000 | xargs cat >/dev/null 2>&1
@@ -351,8 +351,11 @@ test_recovers_skipped_switch_ins() {
 # switches shows it at the next switch-in, and the summary counts it. Here
 # every 3rd recorded switch-out of a thread seen before is ignored on
 # purpose (test-only fault injection): each one is reported as lost, and
-# written as perf's LOST_SAMPLES. (One whose thread does not run again
-# before the recording ends has no next switch-in to reveal it.)
+# written as perf's LOST_SAMPLES. Skipping a switch skips the switch-in of
+# the thread that runs next too: where that thread's own skipped
+# switch-out was to show, its next switch-out shows it (its exit is one),
+# so every one is counted. (That was missed before: 3 of 5 counted, at
+# times, on a busy machine.)
 test_counts_skipped_switch_outs() {
 	OFFCPU_FAULT_SKIP_SWITCH_OUT=3 "$OFFCPU" record -o s.data -- "$GT" -r truth.txt 2>rec.err ||
 		{ cat rec.err; fail "record failed"; }
@@ -360,9 +363,8 @@ test_counts_skipped_switch_outs() {
 	injected=$(sed -nE 's/.*\(test\) ([0-9]+) switch-outs ignored.*/\1/p' rec.err)
 	counted=$(sed -nE 's/.* ([0-9]+) blocks lost: the kernel did not run offcpu.s program when their thread blocked.*/\1/p' rec.err)
 	[ "${injected:-0}" -ge 3 ] || fail "only ${injected:-0} switch-outs ignored"
-	[ "${counted:-0}" -le "$injected" ] && [ "${counted:-0}" -ge $((injected - 1)) ] ||
-		fail "${counted:-0} blocks counted as lost, $injected ignored"
-	grep -q "WARNING: this recording is incomplete" rec.err || fail "no warning"
+	[ "${counted:-0}" -eq "$injected" ] || fail "${counted:-0} blocks counted as lost, $injected ignored"
+	grep -q "this recording is incomplete" rec.err || fail "the loss is not said"
 	perf report -i s.data --stdio 2>/dev/null | grep -q "Total Lost Samples" ||
 		fail "perf report shows no lost samples"
 }
@@ -396,28 +398,70 @@ test_uretprobe_stacks() {
 # operations), or one at a time where the kernel has none (forced here with
 # OFFCPU_DRAIN_BATCH=0): both give every block of 8 processes x 1024 stacks,
 # and the batch takes them out faster (-v says how long each took). Every
-# entry taken is one sample in the file. The ground truth is the 1024 distinct
-# paths to leaf() of each process; other blocks (a child's execve, a
-# preemption) add samples, and a sleep whose 100 us timer fires before the
-# thread switches out (it was preempted there, or held by interrupts) is seen
-# as a preemption or not at all: a few paths in 8192 may be missing.
+# entry taken is one sample in the file, and the file holds the time the
+# summary says. The ground truth is each process's paths to leaf() that
+# blocked, as the workload counts them (its voluntary switches grew during
+# the sleep: a 100 us sleep whose timer fires before the thread switches out
+# is no block): each is one sample with its whole path, no path twice. (A
+# path twice was a real bug: walks finished in user space were found by an
+# id that came back after 512 of a CPU's walks, and a later block's stack
+# was written for an earlier one.)
 test_drain_batch_and_each() {
-	local v n all taken stacks=$ROOT/$BUILD/tests/stacks
+	local v try n all taken bad blocked secs sum degraded stacks=$ROOT/$BUILD/tests/stacks
 	for v in 1 0; do
-		OFFCPU_DRAIN_BATCH=$v "$OFFCPU" record -v -o d$v.data -- sh -c \
-			"for i in 1 2 3 4 5 6 7 8; do '$stacks' 1024 100 >/dev/null & done; wait" 2>rec$v.err ||
-			{ cat rec$v.err; fail "record failed"; }
+		for try in 1 2 3; do
+			OFFCPU_DRAIN_BATCH=$v "$OFFCPU" record -v -o d$v.data -- sh -c \
+				"for i in 1 2 3 4 5 6 7 8; do '$stacks' 1024 100 >truth$v.\$i & done; wait" 2>rec$v.err ||
+				{ cat rec$v.err; fail "record failed"; }
+			lost_time rec$v.err || break
+			[ $try -lt 3 ] || fail "three recordings in a row reported losses"
+		done
+		cat truth$v.* >truth$v.txt
+		[ "$(wc -l <truth$v.txt)" -eq 8 ] || fail "the 8 processes did not all say what they blocked in"
 		grep 'summed blocks:' rec$v.err
 		taken=$(sed -nE 's/.*summed blocks: ([0-9]+) taken.*/\1/p' rec$v.err)
-		perf script -i d$v.data -F comm,pid,ip,sym 2>/dev/null >s$v.txt
+		perf script -i d$v.data -F comm,pid,period,ip,sym 2>/dev/null >s$v.txt
 		all=$(grep -c '^[^[:space:]]' s$v.txt)
 		[ "$all" -eq "$taken" ] || fail "OFFCPU_DRAIN_BATCH=$v: $taken entries taken, $all samples in the file"
-		# each process's paths to leaf(), spelled by its path_0/path_1 frames
-		n=$(awk 'BEGIN { RS = ""; FS = "\n" } /leaf/ { split($1, h, " "); p = h[2] ":"
+		# the time written is the file's (the summary says it to the ms)
+		secs=$(sed -nE 's/.* samples written \(([0-9.]+) s in .*/\1/p' rec$v.err)
+		sum=$(awk '/^[^[:space:]]/ { s += $3 } END { printf "%.3f", s / 1e9 }' s$v.txt)
+		[ -n "$secs" ] && awk -v a="$secs" -v b="$sum" 'BEGIN { d = a - b; exit !(d < 0.0015 && d > -0.0015) }' ||
+			fail "OFFCPU_DRAIN_BATCH=$v: the summary wrote ${secs:-?} s, the file holds $sum s"
+		# each process's paths to leaf(), spelled by its path_0/path_1 frames:
+		# "pid path" per sample of the workload's in a path
+		awk 'BEGIN { RS = ""; FS = "\n" } /path_[01]\n/ { split($1, h, " "); p = ""
 				for (i = 2; i <= NF; i++) if ($i ~ / path_[01]$/) p = p substr($i, length($i))
-				k[p] = 1 } END { print length(k) }' s$v.txt)
-		echo "OFFCPU_DRAIN_BATCH=$v: $taken summed samples, $n of 8192 paths to leaf()"
-		[ "$n" -le 8192 ] && [ "$n" -ge 8184 ] || fail "expected 8192 paths to leaf() (8184 at least), got $n"
+				print h[2], p, /leaf\n/ ? "leaf" : "-" }' s$v.txt >paths$v.txt
+		# a table walk that did not complete (its stack not readable; its
+		# finishing in user space not sent, the buffer full, or failed) goes
+		# on by frame pointers, which skip leaf() under libc's frames
+		# without them, or stops short: the summary counts such walks, by
+		# how they ended; every other stack is whole, leaf() too
+		degraded=$(sed -n 's/^offcpu: user stacks by unwind tables: //p' rec$v.err | tr ';' '\n' |
+			sed -nE '/walks\) complete/d; s/.*\(([0-9]+) walks\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+		bad=$(awk 'length($2) != 10 || $3 != "leaf"' paths$v.txt | wc -l)
+		[ "$bad" -le "$degraded" ] || {
+			awk 'length($2) != 10 || $3 != "leaf"' paths$v.txt | head -5
+			fail "OFFCPU_DRAIN_BATCH=$v: $bad samples in a path without their whole stack, $degraded walks said incomplete"
+		}
+		awk 'length($2) == 10 { print $1, $2 }' paths$v.txt | sort | uniq -d >twice$v.txt
+		n=$(wc -l <twice$v.txt)
+		[ "$n" -eq 0 ] || { head -5 twice$v.txt; fail "OFFCPU_DRAIN_BATCH=$v: $n paths written twice for one process: a block has another's stack"; }
+		# per process: the whole paths the file holds are the paths that
+		# blocked (short of the incomplete walks, if any)
+		blocked=$(awk '{ s += $2 } END { print s }' truth$v.txt)
+		n=$(awk 'length($2) == 10' paths$v.txt | wc -l)
+		echo "OFFCPU_DRAIN_BATCH=$v: $taken summed samples ($sum s), $n whole paths, $blocked of 8192 sleeps blocked"
+		awk -v spare="$degraded" 'NR == FNR { want[$1] = $2; next } length($2) == 10 { got[$1]++ }
+			END { for (p in want) {
+					if (got[p] + 0 != want[p]) print "pid " p ": " got[p] + 0 " whole paths in the file, " want[p] " blocked"
+					if (got[p] > want[p]) bad = 1; else short += want[p] - got[p] }
+				for (p in got) if (!(p in want)) { print "pid " p ": paths of an unknown process"; bad = 1 }
+				exit bad || short > spare }' truth$v.txt paths$v.txt ||
+			fail "OFFCPU_DRAIN_BATCH=$v: the paths in the file are not those that blocked ($degraded walks said incomplete)"
+		[ "$blocked" -gt 4096 ] || fail "only $blocked of 8192 sleeps blocked: the test proves little"
+		note "OFFCPU_DRAIN_BATCH=$v: $n of $blocked blocked paths, $((8192 - blocked)) sleeps did not block"
 	done
 	grep -q 'summed blocks: .* many to a system call' rec1.err || fail "the batch was not used"
 	grep -q 'summed blocks: .* one at a time' rec0.err || fail "OFFCPU_DRAIN_BATCH=0 was not one at a time"

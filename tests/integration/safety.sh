@@ -151,17 +151,32 @@ test_safety_directory_old() {
 	[ "$(ls -d rec.dir* | wc -l)" -eq 2 ] || fail "left over: $(ls -d rec.dir*)"
 }
 
-# 5: --switch-output names are unique, and the summary counts the files on disk
+# 5: --switch-output names are unique, and the summary counts the files on
+# disk: two switches one after the other, then 40 signals 10 ms apart (names
+# within one hundredth of a second); signals while the program loads wait
+# for it (they made the verifier give up on a piece of it, which fell back)
 test_switch_output_unique_names() {
-	"$OFFCPU" record --switch-output=signal -o sw.data -- sleep 3 2>rec.err &
+	"$OFFCPU" record --switch-output=signal -o sw.data -- sleep 5 2>rec.err &
 	local rec=$! i
-	sleep 0.5
+	# the command runs once offcpu is loaded and attached
+	until pgrep -P $rec -x sleep >/dev/null; do
+		kill -0 $rec 2>/dev/null || { cat rec.err; fail "offcpu ended before its command ran"; }
+		sleep 0.05
+	done
+	for i in 1 2; do
+		kill -USR2 $rec
+		until [ "$(grep -c 'wrote sw.data' rec.err)" -ge $i ]; do
+			kill -0 $rec 2>/dev/null || { cat rec.err; fail "switch $i: no file written"; }
+			sleep 0.05
+		done
+	done
 	for i in $(seq 40); do
 		kill -USR2 $rec 2>/dev/null
 		sleep 0.01
 	done
 	wait $rec || { cat rec.err; fail "record failed"; }
 	cat rec.err
+	! grep FALLBACK rec.err || fail "a fallback was taken"
 	written=$(sed -n 's/.*wrote \([0-9]*\) files, \([0-9]*\) of them on disk.*/\1 \2/p' rec.err)
 	[ -n "$written" ] || fail "no count of files in the summary"
 	set -- $written
@@ -207,7 +222,7 @@ test_signals_hangup() {
 		rm -f s.data
 		"$OFFCPU" record -a -o s.data 2>rec.err &
 		rec=$!
-		wait_for_line rec.err recording 10 || fail "did not start"
+		wait_for_line rec.err recording 60 || fail "did not start"
 		sleep 0.3
 		kill -$sig $rec
 		wait $rec || { cat rec.err; fail "exit status after SIG$sig"; }
@@ -365,15 +380,16 @@ test_safety_foreign_fifo_refused_at_once() {
 		"report -i $PUB/r.data --pprof $PUB/leak"; do
 		start=$(date +%s%N)
 		# shellcheck disable=SC2086
-		timeout 10 "$OFFCPU" $what 2>err.txt
+		timeout 60 "$OFFCPU" $what 2>err.txt
 		rc=$?
 		ms=$((($(date +%s%N) - start) / 1000000))
 		note "offcpu $what: refused (exit $rc) after $ms ms"
+		# (no reader ever comes: an open that waited for one would have
+		# waited until the timeout, however busy the machine)
 		[ $rc -ne 124 ] || fail "offcpu $what waited for a reader of the tester's fifo"
 		[ $rc -eq 1 ] || fail "offcpu $what: exit $rc, $(cat err.txt)"
 		grep -q "refusing to write into $PUB/leak: a fifo owned by user" err.txt ||
 			fail "offcpu $what: no clear refusal: $(cat err.txt)"
-		[ $ms -lt 1000 ] || fail "offcpu $what: refused only after $ms ms"
 	done
 	[ -p "$PUB/leak" ] || fail "the tester's fifo was replaced"
 	# ours, in the same directory: waits for the reader, then writes into it
@@ -411,7 +427,7 @@ PY
 	chmod 644 "$PUB/evil.py"
 	"$OFFCPU" record -a -d 3 -o n.data 2>rec.err &
 	rec=$!
-	wait_for_line rec.err recording 10 || fail "did not start"
+	wait_for_line rec.err recording 60 || fail "did not start"
 	as_tester /usr/bin/python3 "$PUB/evil.py" forge &
 	as_tester /usr/bin/python3 "$PUB/evil.py" title &
 	wait $rec || fail "record failed"

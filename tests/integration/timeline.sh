@@ -101,6 +101,42 @@ test_timeline_perfetto_wakers() {
 	grep -q 'type: TYPE_SLICE_BEGIN' typed.txt && grep -q 'flow_ids: ' typed.txt &&
 		grep -q 'terminating_flow_ids: ' typed.txt && grep -q 'function_name: "wakee_pipe_b"' typed.txt ||
 		fail "the typed decoding lacks slices, flows or callstacks"
+	sched_check typed.txt t.pftrace.ev t.pftrace.th
+}
+
+# sched_check TYPED EV TH: Perfetto's own thread states, the sched_switch and
+# sched_waking events its importer turns into its thread_state table, as
+# Perfetto would read them: each thread's time between a switch-out and its
+# next switch-in is what its slices hold, and the wakee's waits that
+# waker_bravo ended are woken by waker_bravo
+sched_check() {
+	awk '
+		/^    event \{/ { ts = ""; pid = ""; kind = ""; prev = ""; next_ = ""; st = ""; wk = ""; next }
+		/^      timestamp: / { ts = $2; next }
+		/^      pid: / { pid = $2; next }
+		/^      sched_switch \{/ { kind = "SW"; next }
+		/^      sched_waking \{/ { kind = "WK"; next }
+		/^        prev_pid: / { prev = $2; next }
+		/^        next_pid: / { next_ = $2; next }
+		/^        prev_state: / { st = $2; next }
+		/^        pid: / { wk = $2; next }
+		/^    \}/ { if (kind == "SW") print "SW", ts, prev, next_, st; else if (kind == "WK") print "WK", ts, pid, wk }
+	' "$1" | sort -k2,2n >sched.txt
+	[ -s sched.txt ] || fail "no sched_switch or sched_waking events: no thread states for Perfetto"
+	grep -q '^WK ' sched.txt || fail "no sched_waking events"
+	# off-CPU per thread from the switches, and from the slices
+	awk '$1 == "SW" && $3 != 0 { out[$3] = $2 } $1 == "SW" && $4 != 0 && ($4 in out) { s[$4] += $2 - out[$4]; delete out[$4] }
+		END { for (t in s) print t, s[t] }' sched.txt | sort >sched.off
+	awk 'NR == FNR { tid[$1] = $2; next } $1 == 1 { b[$2] = $3 } $1 == 2 { s[tid[$2]] += $3 - b[$2] }
+		END { for (t in s) if (t != "") print t, s[t] }' "$3" "$2" | sort >slices.off
+	join sched.off slices.off | awk '{ d = $2 - $3; if (d < 0) d = -d; if (d > $3 / 1000 + 1000) { print "tid " $1 ": " $2 " ns between switches, " $3 " in slices"; bad = 1 } } END { exit bad }' ||
+		fail "the thread states do not hold the slices' time"
+	[ "$(join sched.off slices.off | wc -l)" -ge 7 ] || fail "thread states for only $(join sched.off slices.off | wc -l) threads"
+	bravo=$(awk '$1 == "by_bravo" { print $2 }' truth.txt)
+	wtid=$(awk '$3 == "\"waker_bravo\"" { print $2; exit }' "$3")
+	n=$(awk -v w="$wtid" -v t="$bravo" '$1 == "WK" && $3 == w && $4 == t' sched.txt | wc -l)
+	[ "$n" = 3 ] || fail "waker_bravo wakes the wakee $n times in the thread states, 3 in the workload"
+	note "$(wc -l <sched.txt) sched events, thread states of $(wc -l <sched.off) threads"
 }
 
 # summed short blocks: counters, not slices, and a line that says so; to stdout
@@ -112,6 +148,9 @@ test_timeline_perfetto_summed() {
 	grep -q 'summed samples .* --off-cpu-thresh 0' rep.err || fail "no line about the summed samples"
 	decode s.pftrace
 	grep -q '"off-CPU summed, ns"' s.pftrace.txt || fail "no summed counter track"
+	# no thread states where short blocks were summed: when the threads ran is not known
+	grep -q 'no thread states' rep.err || fail "no line saying there are no thread states"
+	! grep -q '^  1 {' s.pftrace.txt || fail "ftrace events in a trace of summed blocks"
 	[ "$(awk '$1 == 4' s.pftrace.ev | wc -l)" -gt 0 ] || fail "no counter values"
 	# --tid: only that thread's blocks (and its wakers' instants)
 	tid=$(awk '$1 == "by_alpha" { print $2 }' truth.txt)

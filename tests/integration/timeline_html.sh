@@ -7,6 +7,8 @@
 
 WAKERS=$ROOT/$BUILD/tests/wakers
 BROWSER=$ROOT/$BUILD/browser
+HANG=$ROOT/$BUILD/tests/hang
+CRITPATH=$ROOT/$BUILD/tests/critpath
 
 # need_browser: node, Chromium and playwright-core (npm ci of tests/browser's
 # pinned lock into $BUILD/browser, once per lock file)
@@ -14,8 +16,9 @@ need_browser() {
 	local v
 	command -v node >/dev/null || skip "no node (apt-get install nodejs)"
 	command -v npm >/dev/null || skip "no npm (apt-get install npm)"
+	# (playwright-core is pinned to the last version that runs on Debian 12's node 18)
 	v=$(node -p 'process.versions.node.split(".")[0]')
-	[ "$v" -ge 20 ] || skip "node $v: playwright-core $(sed -n 's/.*"playwright-core": "\(.*\)".*/\1/p' "$ROOT/tests/browser/package.json") needs node 20 or newer"
+	[ "$v" -ge 18 ] || skip "node $v: playwright-core $(sed -n 's/.*"playwright-core": "\(.*\)".*/\1/p' "$ROOT/tests/browser/package.json") needs node 18 or newer"
 	[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || skip "no chromium (apt-get install chromium)"
 	mkdir -p "$BROWSER"
 	if ! cmp -s "$ROOT/tests/browser/package-lock.json" "$BROWSER/package-lock.json" ||
@@ -35,9 +38,9 @@ no_network() {
 	grep -q "Content-Security-Policy\" content=\"default-src 'none'" "$1" || fail "$1 has no CSP forbidding loads"
 }
 
-# blocks PAGE: how many blocks the page draws (8 numbers each in its lanes' "b")
+# blocks PAGE: how many blocks the page draws (10 numbers each in its lanes' "b")
 blocks() {
-	grep -o '"b":\[[^]]*' "$1" | awk -F, '{ if ($0 != "\"b\":[") n += NF } END { print n / 8 }'
+	grep -o '"b":\[[^]]*' "$1" | awk -F, '{ if ($0 != "\"b\":[") n += NF } END { print n / 10 }'
 }
 
 record_wakers() {
@@ -144,9 +147,9 @@ page_totals() {
 		const D = JSON.parse(s.slice(a, b));
 		let drawn = 0, merged = 0, dns = 0, mns = 0, most = 0;
 		for (const l of D.lanes) {
-			drawn += l.b.length / 8; merged += l.merged; mns += l.merged_ns;
-			for (let i = 1; i < l.b.length; i += 8) dns += l.b[i];
-			most = Math.max(most, l.b.length / 8 + l.g.length / 9 + l.u.length / 5);
+			drawn += l.b.length / 10; merged += l.merged; mns += l.merged_ns;
+			for (let i = 1; i < l.b.length; i += 10) dns += l.b[i];
+			most = Math.max(most, l.b.length / 10 + l.g.length / 9 + l.u.length / 7);
 		}
 		console.log(D.lanes.length, drawn, merged, dns, mns, most);
 	' "$1"
@@ -176,4 +179,74 @@ test_timeline_html_bounded() {
 	want=$("$OFFCPU" report -i big.data -s pid | awk '!/^#/ && NF >= 2 { s += $1 } END { printf "%.0f", s * 1e6 }')
 	within 0.01 $((dns + mns)) "$want" || fail "the page holds $((dns + mns)) ns, the report $want"
 	note "300,000 blocks: $drawn drawn, $merged merged, $(stat -c %s big.html) bytes"
+}
+
+# a hung program recorded with -p: each hung thread one block from when it
+# began waiting (before the recording, hatched) to the recording's end, not
+# summed short blocks; a click on its part before the recording says since when
+test_timeline_html_hang() {
+	local pid n i
+	need_browser
+	"$HANG" -r hang.txt &
+	pid=$!
+	# shellcheck disable=SC2064
+	trap "kill $pid 2>/dev/null" EXIT
+	for ((i = 0, n = 0; i < 100 && n < 7; i++)); do
+		[ ! -f hang.txt ] || n=$(wc -l <hang.txt)
+		sleep 0.05
+	done
+	[ "$n" -ge 7 ] || fail "hang did not block its 7 threads"
+	sleep 1
+	"$OFFCPU" record -p "$pid" -d 1 -o hang.data 2>rec.err || fail "record failed"
+	kill "$pid"
+	"$OFFCPU" report -i hang.data --timeline hang.html -v 2>rep.err || { cat rep.err; fail "report --timeline failed"; }
+	grep 'timeline:' rep.err
+	node "$BROWSER/timeline.js" hang.html hang hang.txt | tee browser.log
+	grep -q '^ok$' browser.log || fail "the page in Chromium: $(grep FAIL browser.log)"
+}
+
+# the critical path of a clicked block, drawn across the lanes: the
+# request's wait through the worker to the holder's timer-ended sleep, as
+# the workload measured it; the path sums to the block
+test_timeline_html_critical_path() {
+	local got want figures t
+	need_browser
+	"$OFFCPU" record --critical-path -o cp.data -- "$CRITPATH" -r truth.txt -d . 2>rec.err || fail "record failed"
+	cat truth.txt
+	"$OFFCPU" report -i cp.data --timeline cp.html 2>rep.err || { cat rep.err; fail "report --timeline failed"; }
+	node "$BROWSER/timeline.js" cp.html path req_chain | tee browser.log
+	grep -q '^ok$' browser.log || fail "the page in Chromium: $(grep FAIL browser.log)"
+	got=$(awk '$1 == "PATH" && $2 == "holder" && $4 == "woken_by_[timer]" { s += $5 } END { printf "%.0f", s }' browser.log)
+	want=$(awk '$1 == "holder_sleep" { print $3 }' truth.txt)
+	within 5 "$got" "$want" || fail "the holder's sleep: $((got / 1000000)) ms on the page's path, it slept $((want / 1000000)) ms"
+	figures="the holder's sleep $((got / 1000000))/$((want / 1000000)) ms"
+	# the holder's and the worker's computes are on it, however the machine shared their CPUs
+	for t in holder:holder_cpu worker:worker_cpu; do
+		got=$(awk -v c="${t%%:*}" '$1 == "PATH" && $2 == c && $4 != "woken_by_[timer]" { s += $5 } END { printf "%.0f", s }' browser.log)
+		want=$(awk -v l="${t##*:}" '$1 == l { print $3 }' truth.txt)
+		[ "$got" -ge $((want * 95 / 100)) ] || fail "${t%%:*}: $((got / 1000000)) ms on the path, it computed $((want / 1000000)) ms"
+		figures="$figures, ${t%%:*} $((got / 1000000)) ms (computed $((want / 1000000)))"
+	done
+	note "on the page's path: $figures"
+}
+
+# The page's scripts are files of the tree (src/report/timeline/), embedded at
+# build time; their unit tests run in node, without a browser
+# (tests/browser/timeline_units.test.js): the fields the scripts read are the
+# ones timeline.c declares (DATA.layout), a page offcpu wrote reads back in
+# that layout, and the page's critical path charges each block's whole length
+# once, on a recording with paths across threads.
+test_timeline_js_units() {
+	local v
+	command -v node >/dev/null || skip "no node (apt-get install nodejs)"
+	v=$(node -p 'process.versions.node.split(".")[0]')
+	[ "$v" -ge 18 ] || skip "node $v: node --test needs node 18 or newer"
+	record_truth --critical-path -o cp.data -- "$CRITPATH" -r truth.txt -d .
+	"$OFFCPU" report -i cp.data --timeline cp.html || fail "report --timeline failed"
+	TIMELINE_HTML=$PWD/cp.html node --test "$ROOT/tests/browser/timeline_units.test.js" >units.log 2>&1
+	local rc=$?
+	grep -E '^# (tests|pass|fail|skipped)' units.log
+	[ $rc = 0 ] || { grep -B2 -A20 '^not ok' units.log | head -60; fail "the page's unit tests failed"; }
+	grep -q '^# fail 0$' units.log && grep -q '^# skipped 0$' units.log && grep -Eq '^# pass [1-9]' units.log ||
+		fail "the page's unit tests did not all run"
 }

@@ -15,12 +15,13 @@ killed_recording() {
 	shift
 	"$OFFCPU" record "$@" -- sh -c "$LOOP" 2>rec.err &
 	rec=$!
-	for ((i = 0; i < 200; i++)); do
+	# (60 s: a bound for a hang, not for a busy machine)
+	for ((i = 0; i < 1200; i++)); do
 		sh=$(pgrep -P "$rec" | head -1)
 		[ -n "$sh" ] && pgrep -P "$sh" -x sleep >/dev/null && break
 		sleep 0.05
 	done
-	[ $i -lt 200 ] || { kill -9 "$rec"; fail "the command did not start"; }
+	[ $i -lt 1200 ] || { kill -9 "$rec"; fail "the command did not start"; }
 	start=$(date +%s.%N)
 	sleep "$secs"
 	killed_after "$rec" "$sh"
@@ -94,7 +95,7 @@ test_unfinished_killed_switch_output() {
 	rec=$!
 	start=$(date +%s.%N)
 	# two files written: the third is under way; killed before it is a second old
-	wait_for_line rec.err "wrote s.data.*" 20 || { kill -9 $rec; fail "no file written"; }
+	wait_for_line rec.err "wrote s.data.*" 60 || { kill -9 $rec; fail "no file written"; }
 	for ((i = 0; i < 100; i++)); do
 		[ "$(grep -c 'wrote s.data' rec.err)" -ge 2 ] && break
 		sleep 0.05
@@ -165,22 +166,22 @@ test_unfinished_flight_full_disk() {
 	"$OFFCPU" record -vv --overwrite --off-cpu-thresh 400 -o fs/snap -- \
 		sh -c 'while :; do sleep 0.3; done' 2>rec.err &
 	rec=$!
-	wait_for_line rec.err "flight recorder armed" 20 || { kill $rec; fail "not armed"; }
+	wait_for_line rec.err "flight recorder armed" 60 || { kill $rec; fail "not armed"; }
 	sleep 1
 	kill -USR2 $rec
 	t1=$(date +%s.%N)
-	wait_for_line rec.err "wrote fs/snap" 10 || { kill $rec; fail "no first snapshot"; }
+	wait_for_line rec.err "wrote fs/snap" 60 || { kill $rec; fail "no first snapshot"; }
 	# a disk full to the last page, then one with a page free: the second
 	# snapshot fails before anything is written, the third partway
 	dd if=/dev/zero of=fs/fill bs=4k 2>/dev/null
 	sleep 0.5
 	kill -USR2 $rec
-	wait_for_line rec.err "snapshot skipped.*1 skipped so far" 10 || { kill $rec; fail "no skip said"; }
+	wait_for_line rec.err "snapshot skipped.*1 skipped so far" 60 || { kill $rec; fail "no skip said"; }
 	rm fs/fill
 	dd if=/dev/zero of=fs/fill bs=4k count=$(($(df --output=avail -B4k fs | tail -1) - 1)) 2>/dev/null
 	sleep 0.5
 	kill -USR2 $rec
-	wait_for_line rec.err "snapshot skipped.*2 skipped so far" 10 || { kill $rec; fail "no second skip said"; }
+	wait_for_line rec.err "snapshot skipped.*2 skipped so far" 60 || { kill $rec; fail "no second skip said"; }
 	kill -0 $rec || fail "offcpu ended on a full disk"
 	ls -la fs
 	[ "$(ls fs | grep -c '^snap')" -eq 1 ] || fail "a skipped snapshot left a file behind"

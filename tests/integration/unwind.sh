@@ -163,7 +163,7 @@ test_unwind_matches_perf_dwarf() {
 	perfpid=$!
 	"$OFFCPU" record --off-cpu-thresh 0 -p $pid -o off.data 2>off.err &
 	offpid=$!
-	wait_for_line off.err recording 10 || { kill $pid $perfpid $offpid; cat off.err; fail "offcpu did not start"; }
+	wait_for_line off.err recording 60 || { kill $pid $perfpid $offpid; cat off.err; fail "offcpu did not start"; }
 	sleep 1 # perf has no ready signal
 	touch go
 	wait $pid || fail "the workload failed"

@@ -43,6 +43,20 @@ static void test_u64set(void)
 	CHECK(sum > 0);
 	u64set__free(&s);
 	CHECK(!u64set__has(&s, 3 * 4096 + 7));
+	/* bounded: past @max an addition is refused and said (full) */
+	s.max = 1000;
+	for (i = 2; i < 1002; i++)
+		CHECK(u64set__add(&s, i) == 1);
+	CHECK(!s.full);
+	CHECK(u64set__add(&s, 5) == 0);
+	CHECK(!s.full);
+	CHECK(u64set__add(&s, 1002) == 0);
+	CHECK(s.full);
+	CHECK(!u64set__has(&s, 1002));
+	CHECK_EQ_U64(s.len, 1000);
+	CHECK(u64set__bytes(&s) <= 16 * 1000 + 16 * 1024);
+	u64set__free(&s);
+	CHECK(!s.full);
 }
 
 static void test_pmtext(void)
@@ -147,7 +161,7 @@ static void test_v8layout(void)
 }
 
 const struct unit_test names_tests[] = {
-	{ "names: address sets", test_u64set },
+	{ "names: address sets, bounded or not", test_u64set },
 	{ "names: perf map text", test_pmtext },
 	{ "names: V8's layout from its v8dbg symbols", test_v8layout },
 	{ 0 },

@@ -158,7 +158,30 @@ static void test_process_filter(void)
 	targets__free(&t);
 }
 
+/* --critical-path: what the walk needs, unless given otherwise */
+static void test_critical_path(void)
+{
+	char *argv[] = { "record", "--critical-path", "--", "true", NULL };
+	char *argv2[] = { "record", "--critical-path", "--off-cpu-thresh", "5", "--state", "S",
+			  "-F", "99", "--", "true", NULL };
+	struct record_opts o;
+
+	CHECK(record_opts__parse(&o, 4, argv) == 0);
+	CHECK(o.wakers);
+	CHECK_EQ_U64(o.thresh_ns, 0);
+	CHECK_EQ_U64(o.state_mask, OFFCPU_DEFAULT_STATES | OFFCPU_STATE_MASK(OFFCPU_STATE_R));
+	CHECK_EQ_U64(o.freq, 999);
+	record_opts__free(&o);
+	CHECK(record_opts__parse(&o, 10, argv2) == 0);
+	CHECK(o.wakers);
+	CHECK_EQ_U64(o.thresh_ns, 5000000);
+	CHECK_EQ_U64(o.state_mask, OFFCPU_STATE_MASK(OFFCPU_STATE_S));
+	CHECK_EQ_U64(o.freq, 99);
+	record_opts__free(&o);
+}
+
 const struct unit_test options_tests[] = {
+	{ "options: --critical-path and what it implies", test_critical_path },
 	{ "options: how they combine", test_validate },
 	{ "options: states and sizes", test_values },
 	{ "options: -d durations", test_duration },

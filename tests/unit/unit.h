@@ -54,5 +54,6 @@ extern const struct unit_test rings_tests[];
 extern const struct unit_test unwind_tests[];
 extern const struct unit_test oracle_tests[];
 extern const struct unit_test names_tests[];
+extern const struct unit_test critpath_tests[];
 
 #endif

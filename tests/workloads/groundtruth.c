@@ -9,7 +9,8 @@
  *   gt-poll    5 x poll() timing out after 100 ms    in gt_poll_thread
  *   gt-feed / gt-signal: the helpers that feed the pipe and signal the condvar
  *
- * Each thread adds up the wall time of its blocking calls; at the end one line
+ * Each thread adds up the time it did not run in its blocking calls (off_now(),
+ * truth.h); at the end one line
  * per thread goes to the result file (-r FILE, default stdout):
  *   COMM TID BLOCKED_NS CALLS
  * Options: -w FILE waits until FILE exists before starting (for offcpu -p);
@@ -58,9 +59,9 @@ __attribute__((noinline)) static void *gt_sleep_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "gt-sleep");
 	for (i = 0; i < 4; i++) {
-		t = now();
+		t = off_now();
 		gt_sleep_block(250);
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	publish("gt-sleep", blocked, 4);
 	return arg;
@@ -73,9 +74,9 @@ __attribute__((noinline)) static void *gt_feed_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "gt-feed");
 	for (i = 0; i < 4; i++) {
-		t = now();
+		t = off_now();
 		gt_sleep_block(150);
-		blocked += now() - t;
+		blocked += off_now() - t;
 		if (write(feed_pipe[1], "x", 1) != 1)
 			abort();
 	}
@@ -98,9 +99,9 @@ __attribute__((noinline)) static void *gt_pipe_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "gt-pipe");
 	for (i = 0; i < 4; i++) {
-		t = now();
+		t = off_now();
 		gt_pipe_block();
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	publish("gt-pipe", blocked, 4);
 	return arg;
@@ -113,9 +114,9 @@ __attribute__((noinline)) static void *gt_signal_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "gt-signal");
 	for (i = 0; i < 3; i++) {
-		t = now();
+		t = off_now();
 		gt_sleep_block(200);
-		blocked += now() - t;
+		blocked += off_now() - t;
 		pthread_mutex_lock(&lock);
 		ready++;
 		pthread_cond_signal(&cond);
@@ -139,9 +140,9 @@ __attribute__((noinline)) static void *gt_cond_thread(void *arg)
 	pthread_setname_np(pthread_self(), "gt-cond");
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < 3; i++) {
-		t = now();
+		t = off_now();
 		gt_cond_block(i + 1);
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	pthread_mutex_unlock(&lock);
 	publish("gt-cond", blocked, 3);
@@ -164,9 +165,9 @@ __attribute__((noinline)) static void *gt_poll_thread(void *arg)
 	if (pipe(quiet))
 		abort();
 	for (i = 0; i < 5; i++) {
-		t = now();
+		t = off_now();
 		gt_poll_block(quiet[0], 100);
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	publish("gt-poll", blocked, 5);
 	return arg;

@@ -66,9 +66,9 @@ NOINLINE static void *nf_sleep_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "nf-sleep");
 	for (i = 0; i < 4; i++) {
-		t = now();
+		t = off_now();
 		nf_sleep_block(250);
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	publish("nf-sleep", blocked, 4);
 	return arg;
@@ -89,9 +89,9 @@ NOINLINE static void *nf_cond_thread(void *arg)
 	pthread_setname_np(pthread_self(), "nf-cond");
 	pthread_mutex_lock(&cond_lock);
 	for (i = 0; i < 3; i++) {
-		t = now();
+		t = off_now();
 		nf_cond_block(i + 1);
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	pthread_mutex_unlock(&cond_lock);
 	publish("nf-cond", blocked, 3);
@@ -128,9 +128,9 @@ NOINLINE static void *nf_mutex_thread(void *arg)
 	pthread_setname_np(pthread_self(), "nf-mutex");
 	for (i = 0; i < 3; i++) {
 		pthread_barrier_wait(&hold_gate); /* the holder has it now */
-		t = now();
+		t = off_now();
 		nf_mutex_block();
-		blocked += now() - t;
+		blocked += off_now() - t;
 		pthread_barrier_wait(&hold_gate);
 	}
 	publish("nf-mutex", blocked, 3);
@@ -168,9 +168,9 @@ NOINLINE static void *nf_pipe_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "nf-pipe");
 	for (i = 0; i < 4; i++) {
-		t = now();
+		t = off_now();
 		nf_pipe_block();
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	publish("nf-pipe", blocked, 4);
 	return arg;
@@ -209,9 +209,9 @@ NOINLINE static void *nf_epoll_thread(void *arg)
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, poke_pipe[0], &ev))
 		abort();
 	for (i = 0; i < 4; i++) {
-		t = now();
+		t = off_now();
 		nf_epoll_block(ep);
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	close(ep);
 	publish("nf-epoll", blocked, 4);
@@ -260,9 +260,9 @@ NOINLINE static void *nf_deep_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "nf-deep");
 	for (i = 0; i < 4; i++) {
-		t = now();
+		t = off_now();
 		nf_deep_recurse(64, 100);
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	publish("nf-deep", blocked, 4);
 	return arg;

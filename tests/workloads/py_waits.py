@@ -5,17 +5,19 @@
                     holds for PERIOD, then releases: the waiter's waker
   queue_waiter_wait queue.Queue.get, fed every PERIOD by queue_feeder_feed
 
+PY_WAITS_ROUNDS in the environment sets ROUNDS (default 8).
 Each waiting thread measures its own waits; -r FILE gets one line per
 function: "FUNCTION TID WAITED_NS". The line of each wait says "# waits:
 FUNCTION". Run by tests/integration/runtimes_python.sh
 under Debian's /usr/bin/python3.11.
 """
+import os
 import queue
 import sys
 import threading
 import time
 
-ROUNDS = 8
+ROUNDS = int(os.environ.get("PY_WAITS_ROUNDS", "8"))
 PERIOD = 0.2
 
 truth = {}

@@ -3,7 +3,8 @@
  * What the ground-truth workloads share: the clock their threads measure
  * their blocks with, the results they publish, and the command line:
  *   -r FILE  one line per measured thread, COMM TID BLOCKED_NS CALLS
- *            (default stdout)
+ *            (default stdout); BLOCKED_NS is the time the thread did not
+ *            run during its blocking calls (off_now())
  *   -w FILE  wait until FILE exists before starting (for offcpu -p)
  *   -s SCALE multiply every duration
  */
@@ -26,7 +27,7 @@ struct result {
 };
 
 static double scale = 1.0;
-static struct result results[8];
+static struct result results[16];
 static int nr_results;
 static pthread_mutex_t results_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -38,9 +39,28 @@ static long long now(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * The wall clock minus the calling thread's CPU time: a difference of two
+ * readings is the time the thread did not run in between (blocked, or
+ * waiting for a CPU), which is what offcpu records of a blocking call. The
+ * wall clock alone would count the thread's own running in the call too:
+ * microseconds, but milliseconds where the host holds a guest's vCPU in the
+ * middle of it (QEMU on a busy machine: the guest's clocks go on, and the
+ * thread was running as far as the guest knows).
+ */
+static long long off_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return now() - (ts.tv_sec * 1000000000LL + ts.tv_nsec);
+}
+
 static void publish(const char *comm, long long blocked, int calls)
 {
 	pthread_mutex_lock(&results_lock);
+	if (nr_results == (int)(sizeof(results) / sizeof(results[0])))
+		abort();
 	snprintf(results[nr_results].comm, 16, "%s", comm);
 	results[nr_results].tid = syscall(SYS_gettid);
 	results[nr_results].blocked_ns = blocked;

@@ -2,7 +2,7 @@
 /*
  * Ground truth for "who woke each waiting thread, and what kind of wait was
  * it". One thread, wakee, waits in turn in five known functions and
- * measures each wait with now():
+ * measures each wait with off_now() (truth.h: the time it did not run):
  *
  *   wakee_pipe_a  3 x read() of pipe A, written ~100 ms later by waker_alpha
  *                 in waker_alpha_write()                        -> by_alpha
@@ -28,14 +28,18 @@
  * was runnable but not running) and, as CALLS, its involuntary context
  * switches. A third thread on their CPU, at nice 19, sleeps 2 ms RUNQ_ROUNDS
  * times and waits for the CPU after each wakeup; it publishes the kernel's
- * own account of that wait (schedstat's run_delay) as runq_wait.
+ * own account of that wait (schedstat's run_delay) as runq_wait, and of the
+ * part of it in its sleep calls (from before each to after it: the wait
+ * after the wakeup, and any preemption in the call) as runq_woken. (How much
+ * of its wait comes after wakeups is the scheduler's: a nice 19 thread that
+ * the spinners preempt may not run again before they end.)
  *
  * Result lines (-r FILE, default stdout), COMM TID BLOCKED_NS CALLS, where
  * COMM is a label and TID the thread that waited (the wakee for the first
  * five):
  *   by_alpha ~300 ms 3, by_bravo ~600 ms 3, by_charlie ~300 ms 3,
  *   timer_sleep ~250 ms 1, vfork_d ~200 ms 1, spin_a ~500 ms, spin_b ~500 ms,
- *   runq_wait (varies: 100-900 ms)
+ *   runq_wait (varies: 100-900 ms), runq_woken (a part of it)
  * -s SCALE multiplies every duration; -w FILE waits for FILE before starting.
  * A failed call prints to stderr and exits 1. About 2.7 s with -s 1.
  */
@@ -236,37 +240,37 @@ __attribute__((noinline)) static void *wakee_main(void *arg)
 
 	for (blocked = 0, i = 0; i < ROUNDS; i++) {
 		put_byte(go_alpha[1], "write go pipe (alpha)");
-		t = now();
+		t = off_now();
 		wakee_pipe_a();
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	publish("by_alpha", blocked, ROUNDS);
 
 	for (blocked = 0, i = 0; i < ROUNDS; i++) {
 		put_byte(go_bravo[1], "write go pipe (bravo)");
-		t = now();
+		t = off_now();
 		wakee_pipe_b();
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	publish("by_bravo", blocked, ROUNDS);
 
 	check(pthread_mutex_lock(&lock), "pthread_mutex_lock");
 	for (blocked = 0, i = 0; i < ROUNDS; i++) {
 		put_byte(go_charlie[1], "write go pipe (charlie)");
-		t = now();
+		t = off_now();
 		wakee_cond(i + 1);
-		blocked += now() - t;
+		blocked += off_now() - t;
 	}
 	check(pthread_mutex_unlock(&lock), "pthread_mutex_unlock");
 	publish("by_charlie", blocked, ROUNDS);
 
-	t = now();
+	t = off_now();
 	wakee_sleep();
-	publish("timer_sleep", now() - t, 1);
+	publish("timer_sleep", off_now() - t, 1);
 
-	t = now();
+	t = off_now();
 	pid = wakee_vfork();
-	blocked = now() - t;
+	blocked = off_now() - t;
 	if (waitpid(pid, &status, 0) != pid)
 		die("waitpid");
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
@@ -352,12 +356,12 @@ static long long run_delay_ns(void)
 /*
  * Beside the spinners, on their CPU, at nice 19: sleeps 2 ms RUNQ_ROUNDS
  * times and, after each wakeup, waits for the CPU a spinner holds. Publishes
- * the kernel's account of its run queue wait over that time (it is read
- * while running, so no wait is half counted).
+ * the kernel's account of its run queue wait over that time, and over its
+ * sleep calls alone (it is read while running, so no wait is half counted).
  */
 __attribute__((noinline)) static void *runq_sleeper_main(void *arg)
 {
-	long long before;
+	long long before, woken;
 	int err, i;
 
 	(void)arg;
@@ -369,9 +373,14 @@ __attribute__((noinline)) static void *runq_sleeper_main(void *arg)
 	err = pthread_barrier_wait(&spin_start);
 	if (err && err != PTHREAD_BARRIER_SERIAL_THREAD)
 		check(err, "pthread_barrier_wait");
-	for (i = 0; i < RUNQ_ROUNDS; i++)
+	for (woken = 0, i = 0; i < RUNQ_ROUNDS; i++) {
+		long long t = run_delay_ns();
+
 		sleep_ms(2);
+		woken += run_delay_ns() - t;
+	}
 	publish("runq_wait", run_delay_ns() - before, RUNQ_ROUNDS);
+	publish("runq_woken", woken, RUNQ_ROUNDS);
 	return NULL;
 }
 
