@@ -105,7 +105,10 @@ node_js_time() {
 # (the "[js] NAME (SCRIPT)" records) and in offcpu report --folded. Run with
 # --perf-basic-prof only and functions called once (interpreted: no perf map
 # entry of their own), with baseline code (--always-sparkplug), and with no
-# flag at all. The perf map is removed before the file is read.
+# flag at all. The perf map is removed before the file is read. What the
+# functions measured is the time their thread did not run in them; --state
+# SDR records all of it (its preemptions too: a busy machine makes them long
+# in execSync's fork and exec).
 test_runtimes_node_jit() {
 	command -v node >/dev/null || skip "node is not installed (nodejs)"
 	nm -D "$(readlink -f "$(command -v node)")" 2>/dev/null | grep -q ' v8dbg_off_fp_function$' ||
@@ -115,7 +118,7 @@ test_runtimes_node_jit() {
 		"noflag::1 once"; do
 		IFS=: read -r label args wargs <<<"$run"
 		# shellcheck disable=SC2086
-		record_truth -v -o node.data -- node $args "$ROOT/tests/workloads/jitwait.js" $wargs >truth.txt
+		record_truth -v --state SDR -o node.data -- node $args "$ROOT/tests/workloads/jitwait.js" $wargs >truth.txt
 		pid=$(awk '$1 == "pid" { print $2 }' truth.txt)
 		[ -n "$pid" ] || fail "no pid from the workload"
 		rm -f "/tmp/perf-$pid.map"

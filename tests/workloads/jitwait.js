@@ -1,6 +1,9 @@
 // JIT workload for offcpu's runtime tests (tests/integration/runtimes_jit.sh):
 // named JS functions block in child_process.execSync for times they measure
-// themselves, printed as "name ns" lines at the end, with "pid N".
+// themselves, printed as "name ns" lines at the end, with "pid N": the time
+// the main thread did not run in them (the wall clock minus its CPU time,
+// /proc's schedstat), what offcpu records of them with --state SDR (the
+// wall clock alone would count its own running too, long on a busy machine).
 //   node jitwait.js N        each function called 1 + N times (a short call
 //                            first, so that compiled code exists before the
 //                            long ones: with --always-sparkplug, perf map names)
@@ -8,6 +11,15 @@
 //                            no perf map entry names it (offcpu reads V8's frame)
 'use strict';
 const { execSync } = require('child_process');
+const { readFileSync } = require('fs');
+
+const schedstat = `/proc/self/task/${process.pid}/schedstat`;
+
+// The wall clock minus this (main) thread's CPU time, in ns.
+function offNow() {
+	const cpu = BigInt(readFileSync(schedstat, 'utf8').split(' ')[0]);
+	return process.hrtime.bigint() - cpu;
+}
 
 function blockChildAlpha(secs) {
 	execSync(`sleep ${secs}`);
@@ -20,9 +32,9 @@ function blockChildBravo(secs) {
 function timed(f, secs, n) {
 	let sum = 0n;
 	for (let i = 0; i < n; i++) {
-		const t0 = process.hrtime.bigint();
+		const t0 = offNow();
 		f(secs);
-		sum += process.hrtime.bigint() - t0;
+		sum += offNow() - t0;
 	}
 	return sum;
 }
