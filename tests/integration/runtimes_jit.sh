@@ -212,7 +212,10 @@ test_runtimes_java_at_exit() {
 	pid=$(awk '$1 == "pid" { print $2 }' truth.txt)
 	[ -n "$pid" ] || fail "no pid from the workload"
 	rm -f "/tmp/perf-$pid.map"
-	grep -q "perf maps: 1 read.* 1 at a process's exit" rec.err || fail "the map was not read at the exit"
+	# read as the JVM exits: at its exit, or while it writes the map at it
+	# (a sample of its exit asks for a look; a busy machine makes that likely)
+	grep -q "perf maps: 1 read.* written after the samples they name" rec.err ||
+		fail "the map written at the exit named no earlier sample"
 	"$OFFCPU" report -i java.data --folded >java.folded 2>report.err || fail "report failed"
 	! grep -q "read now" report.err || fail "the report read a map itself"
 	java_check java.folded at-exit
