@@ -7,7 +7,9 @@
 // mid-run `jcmd PID Compiler.perfmap` goes there) while the waits go on.
 // Printed at the end: "pid N", then "THREAD ns" per thread, its waits.
 //   java JitWait.java PATH [ROUNDS [hold]]   (ROUNDS times the waits: default 1;
-//   hold: the JVM stays, its threads' waits done, until PATH.done exists)
+//   hold: the threads go on waiting after them, and the JVM stays, until
+//   PATH.done exists: a recording begun after "warm", however late, has
+//   their waits)
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -40,6 +42,13 @@ public class JitWait {
 	static final Object warmed = new Object();
 	static int nwarm = 0;
 
+	static boolean hold = false;
+	static String path = null;
+
+	static boolean held() {
+		return hold && !Files.exists(Paths.get(path + ".done"));
+	}
+
 	static Thread worker(String name, int idx, Waiter w, long ms, int n) {
 		Thread t = new Thread(() -> {
 			try {
@@ -58,6 +67,8 @@ public class JitWait {
 					sum += System.nanoTime() - t0;
 				}
 				measured[idx] = sum;
+				while (held())
+					w.run(ms);
 			} catch (Exception e) {
 				throw new RuntimeException(e);
 			}
@@ -68,6 +79,8 @@ public class JitWait {
 
 	public static void main(String[] args) throws Exception {
 		int k = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+		path = args.length > 0 ? args[0] : null;
+		hold = args.length > 2 && args[2].equals("hold");
 		Thread[] ts = {
 			worker("alpha", 0, JitWait::waitSleepAlpha, 40, 15 * k),
 			worker("bravo", 1, JitWait::waitMonitorBravo, 30, 15 * k),
@@ -81,9 +94,6 @@ public class JitWait {
 			Files.write(Paths.get(args[0]), ("warm " + ProcessHandle.current().pid() + "\n").getBytes());
 		for (Thread t : ts)
 			t.join();
-		if (args.length > 2 && args[2].equals("hold"))
-			while (!Files.exists(Paths.get(args[0] + ".done")))
-				Thread.sleep(50);
 		System.out.println("pid " + ProcessHandle.current().pid());
 		System.out.println("alpha " + measured[0]);
 		System.out.println("bravo " + measured[1]);
