@@ -135,7 +135,7 @@ $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $< $(FUZZ_SRCS) -o $@
 
-FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/perfdata/wakers.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/util/objread.c src/util/mounts.c src/util/ranges.c src/util/outfile.c src/util/safepath.c \
+FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/perfdata/wakers.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/util/objread.c src/util/mounts.c src/util/ranges.c src/util/outfile.c src/util/safepath.c src/util/intset.c src/util/pmtext.c \
 	$(REPORT_LIB_SRCS) src/unwind/oracle.c
 $(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wildcard src/*/*.h) $(REPORT_ASSETS)
 	@mkdir -p $(@D)
