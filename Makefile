@@ -20,7 +20,7 @@ VERSION := 0.1.0
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
-LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -liberty -Wl,--push-state,--no-as-needed -ldebuginfod -Wl,--pop-state -lpthread
+LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -liberty -Wl,--push-state,--no-as-needed -ldebuginfod -Wl,--pop-state -lcurl -lpthread
 WARN := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -DOFFCPU_VERSION='"$(VERSION)"' -I$(BUILD) -Isrc
@@ -40,16 +40,19 @@ RECORD_SRCS := $(sort $(wildcard src/record/*.c src/unwind/*.c))
 # the report's sources; its .S files embed what is no C (the timeline page's assets)
 REPORT_SRCS := $(sort $(wildcard src/report/*.c src/report/*.S))
 REPORT_ASSETS := $(wildcard src/report/timeline/*)
-APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS)
+PUSH_SRCS := $(sort $(wildcard src/push/*.c))
+APP_SRCS := src/main.c $(CORE_SRCS) $(RECORD_SRCS) $(REPORT_SRCS) $(PUSH_SRCS)
 APP_OBJS := $(patsubst src/%.S,$(BUILD)/obj/%.o,$(patsubst src/%.c,$(BUILD)/obj/%.o,$(APP_SRCS)))
 
 # the unit tests: all of report but its commands (report.c, critpath_cmd.c), the parts of record that need no BPF
 REPORT_LIB_SRCS := $(filter-out src/report/report.c src/report/critpath_cmd.c,$(REPORT_SRCS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c)) $(REPORT_LIB_SRCS) \
-	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/record/v8layout.c $(sort $(wildcard src/unwind/*.c))
+	src/record/options.c src/record/summary.c src/record/target.c src/record/rings.c src/record/pylayout.c src/record/v8layout.c $(sort $(wildcard src/unwind/*.c)) \
+	src/push/config.c src/push/meta.c src/push/otlp.c src/push/interval.c
 WORKLOADS := $(BUILD)/tests/groundtruth $(BUILD)/tests/spin $(BUILD)/tests/gt_nofp $(BUILD)/tests/stacks $(BUILD)/tests/sighandler $(BUILD)/tests/wakers \
 	$(BUILD)/tests/hostile
-WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/fusehang $(BUILD)/tests/fakepy $(BUILD)/tests/critpath
+WORKLOADS += $(BUILD)/tests/hang $(BUILD)/tests/fusehang $(BUILD)/tests/fakepy $(BUILD)/tests/fakepy314 $(BUILD)/tests/critpath \
+	$(BUILD)/tests/locks $(BUILD)/tests/abba
 
 .PHONY: all clean check check-run test-run unit demo install deps bench FORCE
 
@@ -104,9 +107,14 @@ $(BUILD)/tests/gt_nofp: tests/workloads/gt_nofp.c
 	$(CC) -O2 -g -fomit-frame-pointer -Wall -Wextra -pthread $< -o $@
 
 # looks like CPython 3.11 to offcpu: its symbols in .dynsym
-$(BUILD)/tests/fakepy: tests/workloads/fakepy.c src/offcpu.h
+$(BUILD)/tests/fakepy: tests/workloads/fakepy.c src/offcpu.h src/record/pylayout.h
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -rdynamic -Wall -Wextra -pthread $< -o $@
+
+# the same, as a CPython 3.14 (a version offcpu has no layout of)
+$(BUILD)/tests/fakepy314: tests/workloads/fakepy.c src/offcpu.h src/record/pylayout.h
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -rdynamic -Wall -Wextra -pthread -DFAKEPY_VERSION=0x030e00f0 $< -o $@
 
 $(BUILD)/tests/%: tests/workloads/%.c
 	@mkdir -p $(@D)
@@ -135,7 +143,7 @@ $(BUILD)/tests/fuzz-reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS) $(wildcard src
 	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all $< $(FUZZ_SRCS) -o $@
 
-FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/perfdata/wakers.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/util/objread.c src/util/mounts.c src/util/ranges.c src/util/outfile.c src/util/safepath.c src/util/intset.c src/util/pmtext.c \
+FUZZ_SESSION_SRCS := $(FUZZ_SRCS) src/perfdata/queue.c src/perfdata/wakers.c src/perfdata/waits.c src/util/hashmap.c src/util/procmaps.c src/util/kallsyms.c src/util/elf.c src/util/objread.c src/util/mounts.c src/util/ranges.c src/util/outfile.c src/util/safepath.c src/util/intset.c src/util/pmtext.c \
 	$(REPORT_LIB_SRCS) src/unwind/oracle.c
 $(BUILD)/tests/fuzz-session: tests/fuzz/fuzz_session.c $(FUZZ_SESSION_SRCS) $(wildcard src/*/*.h) $(REPORT_ASSETS)
 	@mkdir -p $(@D)

@@ -46,11 +46,13 @@ _offcpu() {
 	fi
 	case $cmd:$prev in
 	*:-i | *:--input | record:-o | record:--output | report:--pprof | report:--svg | report:--perfetto | report:--timeline | \
-	*:--kallsyms | record:--btf)
+	*:--kallsyms | record:--btf | record:--push-token-file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0
 		;;
-	report:--debug-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+	report:--debug-dir | record:--push-spool) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+	record:--push-format) COMPREPLY=($(compgen -W "otlp pyroscope" -- "$cur")); return 0 ;;
+	record:--push-by) COMPREPLY=($(compgen -W "process cgroup" -- "$cur")); return 0 ;;
 	record:--stacks) COMPREPLY=($(compgen -W "user kernel both" -- "$cur")); return 0 ;;
 	record:--unwind) COMPREPLY=($(compgen -W "tables fp" -- "$cur")); return 0 ;;
 	record:--transport) COMPREPLY=($(compgen -W "ringbuf perfbuf" -- "$cur")); return 0 ;;
@@ -71,13 +73,14 @@ _offcpu() {
 			done=${cur%,*},
 			last=${cur##*,}
 		fi
-		COMPREPLY=($(compgen -P "$done" -W "comm pid tid dso sym state waker runtime" -- "$last"))
+		COMPREPLY=($(compgen -P "$done" -W "comm pid tid dso sym state waker object runtime" -- "$last"))
 		return 0
 		;;
 	record:-d | record:--duration | record:-F | record:--freq | record:-C | record:--cpu | \
 	record:-G | record:--cgroup | record:-m | record:--mmap-pages | record:--max-stacks | \
 	record:--buffer-size | record:--off-cpu-thresh | record:--flush | record:--unwind-mem | \
-	record:--switch-max-files | report:-m | report:--min-percent | report:--top | \
+	record:--switch-max-files | record:--push | record:--push-interval | record:--push-label | \
+	record:--push-spool-size | record:--push-timeout | report:-m | report:--min-percent | report:--top | \
 	report:--comm | report:--time)
 		return 0 # a value of the user's own
 		;;

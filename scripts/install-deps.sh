@@ -14,8 +14,9 @@ DEMO=(
 	gcc libc6-dev make clang
 	# bpftool writes vmlinux.h and the skeleton; pkg-config finds libbpf
 	bpftool pkgconf
-	# the libraries offcpu links (libdebuginfod: report fetches debug files by build id)
-	libbpf-dev libelf-dev libdw-dev zlib1g-dev libiberty-dev libdebuginfod-dev
+	# the libraries offcpu links (libdebuginfod: report fetches debug files by build id;
+	# libcurl: record --push sends profiles over HTTP and HTTPS)
+	libbpf-dev libelf-dev libdw-dev zlib1g-dev libiberty-dev libdebuginfod-dev libcurl4-openssl-dev
 	# the demo shows perf report reading the recording
 	linux-perf
 )
@@ -25,8 +26,9 @@ CHECK=(
 	# report: go tool pprof reads the profiles, chromium renders the flame graph,
 	# the fuzzers' runtime, libc's debug file for the separate-debug-file tests
 	golang-go chromium libclang-rt-14-dev libc6-dbg
-	# report --perfetto: protoc --decode_raw reads the trace back (tests/integration/timeline.sh)
-	protobuf-compiler
+	# report --perfetto: protoc --decode_raw reads the trace back (tests/integration/timeline.sh);
+	# record --push: its OTLP requests decoded by code protoc generates (tests/integration/push.sh)
+	protobuf-compiler python3-protobuf
 	# workloads and tools the tests run (setpriv, pgrep, python3 threads, strace -f, git ls-files)
 	util-linux procps coreutils gawk python3 strace git
 	# runtimes: Python's offsets checked against its DWARF, a node JIT (and the

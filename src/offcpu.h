@@ -44,6 +44,7 @@ struct offcpu_key {
 	__u32 state; /* enum offcpu_state, or OFFCPU_STATE_RUNQ */
 	__u32 pad;
 	__u64 wakeup; /* --wakers: key in the wakeup map (who woke it); 0: none seen */
+	__u64 wait; /* key in the wait map (what it waits on: struct offcpu_wait); 0: none */
 };
 
 /*
@@ -91,6 +92,7 @@ struct offcpu_task {
 	__u64 stack_lo, stack_hi; /* the user stack mapping its sp was last seen in (table walk) */
 	__u32 state;
 	__u32 pad;
+	__u64 wait; /* what the open block waits on: its key in the wait map; 0: none */
 	/* set by the wakeup of the open block (--wakers; or R on a kernel whose types
 	 * lack the scheduler's enqueue time, for the run queue split) */
 	__u64 wake_ts; /* when it was woken; 0: not yet */
@@ -110,6 +112,7 @@ struct offcpu_task {
 	__u64 open_cgroup;
 	__u32 open_state;
 	__u32 pad2;
+	__u64 open_wait; /* what it waits on (the wait map's key); 0: none */
 	__u64 open; /* 1: the fields above hold a block (set last; 64 bits: BPF's atomics) */
 };
 
@@ -350,6 +353,7 @@ struct offcpu_snap {
 	__u64 began; /* START: when its block began (CLOCK_MONOTONIC ns); 0: not known */
 	__u64 regs[OFFCPU_SNAP_REGS];
 	__u64 orig_ax; /* the system call it waits in; -1: not in one (preempted) */
+	__u64 fsbase; /* START: its thread pointer (x86-64), where its thread-specific data is */
 	__u32 state; /* START: enum offcpu_state; DEFER: where the walk stopped (enum offcpu_unw_end) */
 	__u32 copy_len; /* DEFER: bytes of stack from rsp */
 };
@@ -399,6 +403,14 @@ struct offcpu_unw_sample {
 #define OFFCPU_PYFRAME_OF(id) (OFFCPU_PYFRAME_LO + (__u64)(id) * OFFCPU_PYFRAME_SIZE)
 #define OFFCPU_NAMED_PY "[py] "
 #define OFFCPU_NAMED_JIT "[jit] "
+/*
+ * For perf, each named record is followed by one over the same range that
+ * maps the symbol file beside the recording (.FILE.names, or names in the
+ * directory of --threads: src/record/named.h), at the offset of the frame's
+ * symbol, with the symbol file's build id: perf names the frame from it.
+ * offcpu report reads the named records and skips these.
+ */
+#define OFFCPU_NAMES_FILE "names"
 
 /*
  * Python frames (src/bpf/python.bpf.h, src/record/python.c; --no-python
@@ -421,33 +433,62 @@ struct offcpu_unw_sample {
 #define OFFCPU_PY_NAME_LEN 128
 #define OFFCPU_PY_FILE_LEN 256
 
-/* CPython 3.11, x86-64 (checked against DWARF: tests/integration/runtimes_python.sh) */
-#define OFFCPU_PY311_RUNTIME_TSS 592 /* _PyRuntime.gilstate.autoTSSkey (Py_tss_t) */
-#define OFFCPU_PY311_TSTATE_CFRAME 56 /* PyThreadState.cframe */
-#define OFFCPU_PY311_CFRAME_CURRENT 8 /* _PyCFrame.current_frame */
-#define OFFCPU_PY311_FRAME_CODE 32 /* _PyInterpreterFrame.f_code */
-#define OFFCPU_PY311_FRAME_PREVIOUS 48 /* _PyInterpreterFrame.previous */
-#define OFFCPU_PY311_FRAME_IS_ENTRY 68 /* _PyInterpreterFrame.is_entry */
-#define OFFCPU_PY311_CODE_FIRSTLINENO 72 /* PyCodeObject.co_firstlineno */
-#define OFFCPU_PY311_CODE_FILENAME 112 /* PyCodeObject.co_filename */
-#define OFFCPU_PY311_CODE_QUALNAME 128 /* PyCodeObject.co_qualname */
-#define OFFCPU_PY311_STR_STATE 32 /* PyASCIIObject.state (bit 6: ascii) */
-#define OFFCPU_PY311_STR_ASCII 48 /* sizeof(PyASCIIObject): an ASCII string's characters */
-#define OFFCPU_PY311_STR_UTF8 56 /* PyCompactUnicodeObject.utf8: its UTF-8 copy, if made */
-#define OFFCPU_PY311_FRAME_PREV_INSTR 56 /* _PyInterpreterFrame.prev_instr: the instruction it is in */
-#define OFFCPU_PY311_CODE_LINETABLE 136 /* PyCodeObject.co_linetable (bytes) */
-#define OFFCPU_PY311_CODE_CODE 184 /* PyCodeObject.co_code_adaptive: its first instruction */
-#define OFFCPU_PY311_BYTES_SIZE 16 /* PyVarObject.ob_size */
-#define OFFCPU_PY311_BYTES_DATA 32 /* PyBytesObject.ob_sval */
 #define OFFCPU_PY_LINETABLE 1024 /* bytes of a co_linetable sent at most */
 /* glibc x86-64: struct pthread (at fsbase).specific_1stblock, 16-byte {seq, data} slots */
 #define OFFCPU_GLIBC_TSS_SLOTS 784
 
 enum offcpu_py_state {
 	OFFCPU_PY_PENDING = 0, /* asked of user space */
-	OFFCPU_PY_NONE = 1, /* not a CPython offcpu knows */
-	OFFCPU_PY_311 = 2, /* CPython 3.11 */
+	OFFCPU_PY_NONE = 1, /* not a CPython offcpu reads */
+	OFFCPU_PY_READ = 2, /* a CPython whose layout is the entry's */
 };
+
+/*
+ * Where a CPython keeps what a frame's name needs: offsets in bytes, chosen
+ * by user space from the version the process's interpreter carries
+ * (src/record/pylayout.h, checked against each version's DWARF). A frame is
+ * read as one window of its bytes, a code object to be named as another;
+ * the fields' offsets are within them.
+ */
+#define OFFCPU_PY_NONE 0xffffu /* a field the version does not have */
+#define OFFCPU_PY_FRAME_WIN 80 /* bytes of a frame read at once, at most */
+#define OFFCPU_PY_CODE_WIN 96 /* bytes of a code object read to name it, at most */
+
+/* How a C-level _PyEval_EvalFrameDefault call's Python frames are told apart. */
+enum offcpu_py_frames {
+	OFFCPU_PY_FRAMES_OWN = 1, /* 3.10: each frame runs in a call of its own */
+	OFFCPU_PY_FRAMES_IS_ENTRY = 2, /* 3.11: frame_flag (a byte) set: the frame that entered it */
+	/* 3.12, 3.13: frame_flag is the frame's owner; a frame owned by the C
+	 * stack (owner == cstack) is the call's own, not a Python function: the
+	 * frame before it entered the call */
+	OFFCPU_PY_FRAMES_OWNER = 3,
+};
+
+struct offcpu_py_layout {
+	__u8 minor; /* CPython 3.minor: the line table's format */
+	__u8 frames; /* enum offcpu_py_frames */
+	__u8 cstack; /* OFFCPU_PY_FRAMES_OWNER: FRAME_OWNED_BY_CSTACK */
+	/* a code object's identity (its stamp): 1: the hash of the str at
+	 * code_stamp (co_name; 3.10, 3.11); 0: the 32 bits at code_stamp
+	 * (co_version, one per code object made; 3.12, 3.13) */
+	__u8 stamp_str;
+	__u16 tstate_frame; /* PyThreadState: its current frame, or the cframe that holds it */
+	__u16 cframe_frame; /* _PyCFrame: its current frame; OFFCPU_PY_NONE: tstate_frame is the frame */
+	__u16 frame_base, frame_len; /* a frame's window: its bytes frame_base to +frame_len */
+	__u16 frame_code, frame_previous; /* in the window: the code object, the caller's frame */
+	__u16 frame_instr; /* the instruction it is in: a pointer, or (code_instr NONE) an int index */
+	__u16 frame_flag; /* OFFCPU_PY_FRAMES_IS_ENTRY, _OWNER: the byte that tells */
+	__u16 code_instr; /* the code object's first instruction; OFFCPU_PY_NONE: none (3.10) */
+	__u16 code_stamp;
+	__u16 code_base, code_len; /* a code object's window, read to name it */
+	__u16 code_firstlineno, code_filename, code_qualname, code_linetable; /* in that window */
+	__u16 str_state, str_ascii, str_utf8, str_hash; /* a str's state (bit 6: ascii), chars, utf8 */
+	__u16 bytes_size, bytes_data; /* a bytes object's length, its bytes */
+};
+
+/* What the program saw of a process (struct offcpu_py_proc.flags). */
+#define OFFCPU_PY_F_KEY_BAD 1u /* its thread-state key not one of glibc's first 32 slots */
+#define OFFCPU_PY_F_CUT_TOLD 2u /* user space was told it used its last id */
 
 /*
  * Ids are the process's own (its frames' addresses are in its address space):
@@ -465,7 +506,8 @@ struct offcpu_py_proc {
 	__u64 slot; /* the program's: fsbase offset of the key's TSS data, once known; 0: not yet */
 	__u64 next_id; /* the last id handed out (the program adds to it: 64 bits for its atomic) */
 	__u32 max_id; /* the last it may hand out */
-	__u32 pad;
+	__u32 flags; /* the program's: OFFCPU_PY_F_* */
+	struct offcpu_py_layout l;
 };
 
 enum {
@@ -480,11 +522,14 @@ struct offcpu_py_event {
 	__u32 id;
 	__s32 lineno; /* co_firstlineno */
 	__u64 code; /* the code object's address */
+	__u64 stamp; /* and its identity (struct offcpu_py_layout) */
 	char qualname[OFFCPU_PY_NAME_LEN]; /* NUL-ended, "" when not ASCII or unreadable */
 	char filename[OFFCPU_PY_FILE_LEN];
 	/* where the frame is: a name is of a (code object, instruction) */
 	__s32 lasti; /* the instruction, in code units from the first; -1: none yet */
 	__u32 linetable_len; /* bytes of co_linetable in linetable (its first ones) */
+	__u8 minor; /* its format: CPython 3.minor's */
+	__u8 pad[7];
 	__u8 linetable[OFFCPU_PY_LINETABLE];
 };
 
@@ -496,6 +541,7 @@ enum offcpu_py_counter {
 	OFFCPU_PY_CNT_NO_ROOM, /* walks cut: the stack was full, or the frame bound reached */
 	OFFCPU_PY_CNT_NAMES, /* code objects named */
 	OFFCPU_PY_CNT_NAME_LOST, /* code objects left unnamed: map or buffer full, its ids used up */
+	OFFCPU_PY_CNT_NO_TSTATE, /* walks of a thread with no thread state (not running Python) */
 	OFFCPU_PY_CNT_NR,
 };
 
@@ -582,6 +628,94 @@ enum offcpu_v8_counter {
 	OFFCPU_V8_CNT_NAMES, /* functions named */
 	OFFCPU_V8_CNT_NAME_LOST, /* functions left unnamed: map or buffer full, ids used up */
 	OFFCPU_V8_CNT_NR,
+};
+
+/*
+ * What a block waits on (src/bpf/waits.bpf.h): the object of the system call
+ * the thread sleeps in, read from its registers at the system call's entry
+ * (the task's pt_regs): for futex waits the user address, and the words
+ * there (a glibc mutex's owner: OFFCPU_GLIBC_MUTEX_OWNER); for waits on a
+ * file descriptor what the descriptor is. Read at the switch-out with
+ * --wait-objects, and always by the start and end iterators for the blocks
+ * under way then (whose user memory user space reads: flags AT_START,
+ * AT_END). Stored in the wait map under a hash of it, which the key carries
+ * (offcpu_key.wait): blocks on different objects are summed apart. Every
+ * block still under way at the end gets one (kind NONE when its system call
+ * is not one described, syscall ~0 when in none): its summed entry is then
+ * its own, the report's list of the threads still waiting. Facts,
+ * not conclusions: the report tells a mutex from a condition variable by
+ * the waiting stack, and an owner is a hint it checks against the threads
+ * of the process.
+ */
+enum offcpu_wait_kind {
+	OFFCPU_WAIT_NONE = 0, /* no object described (AT_END only): the system call alone */
+	OFFCPU_WAIT_FUTEX = 1, /* futex, futex_waitv: addr */
+	OFFCPU_WAIT_FD = 2, /* a system call on a file descriptor: fd and its file */
+};
+
+/* What a descriptor is (offcpu_wait.file), from its inode's mode. */
+enum offcpu_wait_file {
+	OFFCPU_FILE_NONE = 0, /* no descriptor read (poll on none, not open, unreadable) */
+	OFFCPU_FILE_PIPE = 1, /* a pipe or fifo: ino pairs its ends */
+	OFFCPU_FILE_SOCKET = 2, /* sock_* fields */
+	OFFCPU_FILE_REG = 3, /* a regular file: name, ino, dev */
+	OFFCPU_FILE_CHR = 4,
+	OFFCPU_FILE_BLK = 5,
+	OFFCPU_FILE_DIR = 6,
+	OFFCPU_FILE_ANON = 7, /* an anonymous inode: name says which ("[eventfd]", "[timerfd]",
+			       * "[signalfd]", "[eventpoll]", ...) */
+	OFFCPU_FILE_OTHER = 8,
+};
+
+/* offcpu_wait.flags */
+#define OFFCPU_WAIT_WORDS 1u /* words hold the memory at addr, read at the switch-out */
+#define OFFCPU_WAIT_AT_START 2u /* noted by the start iterator (words: user space reads them) */
+#define OFFCPU_WAIT_AT_END 4u /* noted by the end iterator (words: user space reads them) */
+#define OFFCPU_WAIT_HEAP 8u /* addr is in the process's brk heap */
+#define OFFCPU_WAIT_STACK 16u /* addr is in the waiting thread's own stack mapping */
+#define OFFCPU_WAIT_EPOLL 32u /* epoll_wait: fd is the epoll's; the file fields describe the
+			       * one descriptor it watches, else the epoll itself */
+#define OFFCPU_WAIT_FILE_LOCK 64u /* flock, fcntl(F_SETLKW): a lock on the file */
+
+/* glibc x86-64 (2.36, checked against libc6-dbg's DWARF: tests/integration/locks.sh):
+ * struct __pthread_mutex_s, words at a mutex's address (its futex word) */
+#define OFFCPU_GLIBC_MUTEX_LOCK 0 /* int __lock */
+#define OFFCPU_GLIBC_MUTEX_OWNER 2 /* int __owner: the holder's thread id (byte 8) */
+#define OFFCPU_GLIBC_MUTEX_KIND 4 /* int __kind (byte 16) */
+#define OFFCPU_WAIT_NR_WORDS 6
+
+#define OFFCPU_WAIT_NAME 32
+
+struct offcpu_wait {
+	__u32 kind; /* enum offcpu_wait_kind */
+	__u32 flags; /* OFFCPU_WAIT_* */
+	__u32 tgid; /* whose memory or descriptor table */
+	__u32 syscall; /* the x86-64 system call number */
+	__u64 addr; /* FUTEX: the user address (futex_waitv: the first); 0 unknown */
+	__u32 words[OFFCPU_WAIT_NR_WORDS]; /* FUTEX with OFFCPU_WAIT_WORDS: 24 bytes at addr */
+	__u32 futex_op; /* FUTEX: the futex operation (futex_waitv: how many futexes) */
+	__s32 fd; /* FD: the descriptor (poll, select: the first); -1 unknown */
+	__u32 nfds; /* poll, select: how many descriptors; 0 otherwise */
+	__u32 file; /* enum offcpu_wait_file */
+	__u32 mode; /* the inode's i_mode */
+	__u32 dev; /* its super block's s_dev (major << 20 | minor) */
+	__u64 ino; /* its inode number */
+	/* SOCKET */
+	__u16 sock_family, sock_type, sock_protocol, sock_state;
+	__u16 sock_lport, sock_rport; /* host order */
+	__u32 pad;
+	__u8 sock_laddr[16], sock_raddr[16]; /* AF_INET: the first 4 bytes */
+	__u64 sock_peer_ino; /* AF_UNIX: the inode of the peer's socket; 0 none */
+	char name[OFFCPU_WAIT_NAME]; /* the file's dentry name (REG, ANON, ...), NUL-padded */
+};
+
+/* The wait part's counters (wait_counters, per cpu). */
+enum offcpu_wait_counter {
+	OFFCPU_WAIT_CNT_SEEN = 0, /* blocks whose wait object was looked for */
+	OFFCPU_WAIT_CNT_FOUND, /* of them, in a system call offcpu describes */
+	OFFCPU_WAIT_CNT_FULL, /* objects not kept: the wait map was full */
+	OFFCPU_WAIT_CNT_FAULT, /* user memory that could not be read (not resident) */
+	OFFCPU_WAIT_CNT_NR,
 };
 
 #endif /* OFFCPU_H */

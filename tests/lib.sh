@@ -197,3 +197,91 @@ incomplete_us() {
 		awk -v s="${secs:-0}" '/%/ { p = $1; sub(/%.*/, "", p); n++; if ($0 !~ /walks\) complete/) bad += p }
 			END { printf "%.0f\n", s * 1e6 * (bad + 0.05 * n) / 100 }'
 }
+
+# locks_truth LABEL: the sum of the locks workload's measured waits of LABEL
+# (tests/workloads/locks.c), in ns, from $locks_truth_file
+locks_truth() {
+	awk -v l="$1" '$1 == l { s += $3 } END { print s + 0 }' "$locks_truth_file"
+}
+
+# locks_tid LABEL: the thread (or process) of LABEL
+locks_tid() {
+	awk -v l="$1" '$1 == l { print $2; exit }' "$locks_truth_file"
+}
+
+# object_ms PATTERN: the ms of the --locks row ($locks_file) whose object matches PATTERN
+object_ms() {
+	P=$1 awk '/^  +[0-9.]+ +[0-9]+  / && $0 ~ ENVIRON["P"] { printf "%.0f\n", $1 * 1e6; exit }' "$locks_file"
+}
+
+# locks_block PATTERN: the --locks row matching PATTERN and its detail lines
+locks_block() {
+	P=$1 awk '/^  +[0-9.]+ +[0-9]+  / { on = ($0 ~ ENVIRON["P"]) } on' "$locks_file"
+}
+
+# locks_row PATTERN LABEL PCT: the row's time within PCT% of the workload's waits of LABEL
+locks_row() {
+	local got want
+	got=$(object_ms "$1")
+	want=$(locks_truth "$2")
+	[ -n "$got" ] || { cat "$locks_file"; fail "no --locks row for $1"; }
+	within "$3" "$got" "$want" || fail "$1: $((got / 1000000)) ms waited, the workload measured $((want / 1000000)) ms"
+	echo "  $1: $((got / 1000000)) ms, measured $((want / 1000000)) ms"
+}
+
+# locks_check TRUTH LOCKS: the locks workload's truth against its report
+# --locks: the mutex by its symbol with the waiters' time (5%), its
+# waiters and its holder with the function it held it in; the pipe's and the
+# socket's waits (10%: the workload's clock also runs while the reader is
+# on a CPU around its one block, 17-26 ms more under a loaded QEMU guest)
+# and the socket's peer, the server in lk_serve. Leaves the pipe's rows in
+# pipe.txt and the writer's tid in writer.txt.
+locks_check() {
+	local holder writer server port w1 w2 client
+	locks_truth_file=$1 locks_file=$2
+	holder=$(locks_tid holder)
+	writer=$(locks_tid writer)
+	server=$(locks_tid server)
+	port=$(awk '$1 == "port" { print $4 }' "$locks_truth_file")
+	read -r w1 w2 < <(awk '$1 == "mutex_wait" { printf "%s ", $2 }' "$locks_truth_file")
+	client=$(locks_tid socket_wait)
+	# (the waiters' own clocks: about 2 x 400 ms, less when one runs late
+	# from the barrier, as in a loaded guest: 401.6 + 393.0 ms once)
+	locks_row ' mutex +lk_mutex \(locks\) at 0x' mutex_wait 5
+	locks_block ' mutex +lk_mutex ' >mutex.txt
+	grep -q "waiters: .*lk-waiter[12]/$w1 .*lk-waiter[12]/$w2 \|waiters: .*lk-waiter[12]/$w2 .*lk-waiter[12]/$w1 " mutex.txt ||
+		fail "the mutex's waiters are not both named"
+	grep -q "held by: lk-holder/$holder in .*lk_hold_mutex" mutex.txt ||
+		fail "the mutex's holder is not lk-holder/$holder in lk_hold_mutex"
+	locks_row ' pipe +pipe:\[[0-9]+\]' pipe_wait 10
+	locks_row " socket +TCP 127\.0\.0\.1:[0-9]+ -> 127\.0\.0\.1:$port" socket_wait 10
+	locks_block " socket +TCP 127\.0\.0\.1:[0-9]+ -> 127\.0\.0\.1:$port" >socket.txt
+	grep -q "waiters: lk-client/$client " socket.txt || fail "the socket's waiter is not lk-client/$client"
+	grep -q "peer: lk-server/$server in .*lk_serve" socket.txt ||
+		fail "the socket's peer is not lk-server/$server in lk_serve"
+	locks_block ' pipe +pipe:' >pipe.txt
+	echo "$writer" >writer.txt
+	locks_figures="mutex $(($(object_ms ' mutex +lk_mutex ') / 1000000)) ms (measured $(($(locks_truth mutex_wait) / 1000000))), pipe $(($(object_ms ' pipe +pipe:') / 1000000)) ms ($(($(locks_truth pipe_wait) / 1000000))), socket $(($(object_ms ' socket +TCP 127[^ ]* ->') / 1000000)) ms ($(($(locks_truth socket_wait) / 1000000)))"
+}
+
+# deadlock_check DL REPORT: the ABBA workload's threads (DL: COMM TID lines,
+# tests/workloads/abba.c) in its recording's report: one deadlock: line with
+# dl-alpha and dl-bravo, their functions and stacks, and both mutexes, each
+# held by the other; dl-charlie's chain into it
+deadlock_check() {
+	local a b c line want
+	a=$(awk '$1 == "dl-alpha" { print $2 }' "$1")
+	b=$(awk '$1 == "dl-bravo" { print $2 }' "$1")
+	c=$(awk '$1 == "dl-charlie" { print $2 }' "$1")
+	[ "$(grep -c '^deadlock:' "$2")" = 1 ] || fail "not one deadlock: line"
+	line=$(grep '^deadlock:' "$2")
+	for want in "dl-alpha/$a in dl_alpha_locks (stack: [^)]*dl_alpha_locks <- alpha" \
+		"dl-bravo/$b in dl_bravo_locks (stack: [^)]*dl_bravo_locks <- bravo" \
+		"dl-alpha/$a in [a-z_]* (stack: [^)]*) waits on mutex dl_mutex_b (abba), held by dl-bravo/$b" \
+		"dl-bravo/$b in [a-z_]* (stack: [^)]*) waits on mutex dl_mutex_a (abba), held by dl-alpha/$a"; do
+		grep -q "$want" <<<"$line" || fail "the deadlock line lacks: $want"
+	done
+	grep -q "^  waiting for it: dl-charlie/$c in dl_charlie_waits (stack: [^)]*dl_charlie_waits <- charlie[^)]*) waits on mutex dl_mutex_a (abba), held by dl-alpha/$a, in deadlock 1$" "$2" ||
+		fail "dl-charlie's chain into the deadlock is not shown"
+	deadlock_figures="deadlock between dl-alpha/$a and dl-bravo/$b, dl-charlie/$c waiting for it"
+}

@@ -181,6 +181,7 @@ static __always_inline void block_key(struct offcpu_key *key, struct task_struct
 	key->state = t->state;
 	key->cgroup_id = t->cgroup_id;
 	key->wakeup = t->wakeup;
+	key->wait = t->wait;
 }
 
 /*

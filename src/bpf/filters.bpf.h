@@ -193,6 +193,7 @@ static __always_inline void arm_at_exec(struct task_struct *p, bool btf)
 		__u64 now = bpf_ktime_get_ns() | OFFCPU_UNW_REQ_EXEC;
 
 		bpf_map_update_elem(&unw_req, &tgid, &now, BPF_ANY);
+		uw_wake(tgid);
 	}
 }
 

@@ -28,6 +28,7 @@
  *   korc.bpf.h      kernel stacks from the ORC tables (x86-64)
  *   account.bpf.h   summed map and streaming: where a block goes
  *   wakers.bpf.h    who woke a block, interrupt context
+ *   waits.bpf.h     what a block waits on: a futex, a descriptor's file
  *   open.bpf.h      blocks under way at the start and the end (iterators)
  *   switch.bpf.h    the switch core
  */

@@ -9,7 +9,8 @@
  * against ktime, which dates a noted block's start.
  *
  * Needs: common.bpf.h, filters.bpf.h, stacks.bpf.h, account.bpf.h,
- * udefer.bpf.h (the snapshots' ring), wakers.bpf.h (task_stack_size()).
+ * udefer.bpf.h (the snapshots' ring), wakers.bpf.h (task_stack_size()),
+ * waits.bpf.h (what the blocks under way wait on).
  */
 #ifndef OFFCPU_OPEN_BPF_H
 #define OFFCPU_OPEN_BPF_H
@@ -20,6 +21,7 @@
 #include "account.bpf.h"
 #include "udefer.bpf.h"
 #include "wakers.bpf.h"
+#include "waits.bpf.h"
 
 /*
  * Blocks that span the start or the end of the recording, found by walking
@@ -76,6 +78,7 @@ static __always_inline void open_take(struct offcpu_task *t)
 	t->state = t->open_state;
 	t->user_stack = user_stacks ? OFFCPU_STACK_UNKNOWN : 0;
 	t->cgroup_id = t->open_cgroup;
+	t->wait = t->open_wait;
 	/* a wakeup stamped before the block began was an earlier block's */
 	if (t->wake_ts < t->ts)
 		forget_wakeup(t);
@@ -152,6 +155,7 @@ static __always_inline void send_start(struct task_struct *task, __u32 state, __
 	sn->began = block_began(task);
 	sn->state = state;
 	sn->copy_len = 0;
+	sn->fsbase = BPF_CORE_READ(task, thread.fsbase); /* its Python frames: its TSS slots */
 	snap_regs(sn, regs);
 	bpf_ringbuf_submit(sn, 0);
 }
@@ -238,17 +242,22 @@ static __always_inline void open_start(struct task_struct *task, bool btf)
 	t->open_switches = switches;
 	t->open_state = state;
 	t->open_cgroup = record_cgroup ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) : 0;
+	t->open_wait = iter_waits && btf ? wait_object(task, t, false, OFFCPU_WAIT_AT_START) : 0;
 	/* an atomic exchange: the stores above are seen before it (arm64 too) */
 	__sync_lock_test_and_set(&t->open, 1);
 	if (snap_start && btf)
 		send_start(task, state, switches);
 }
 
-/* OFFCPU_OPEN_END: the block of @task, still under way, ends now. */
+/*
+ * OFFCPU_OPEN_END: the block of @task, still under way, ends now, summed;
+ * with what it waits on now (its own wait object, AT_END: the summed entry
+ * is this block's alone, and the report lists the thread as still waiting).
+ */
 static __always_inline void end_block(struct task_struct *task, struct offcpu_task *t,
 				      struct offcpu_key *key, bool btf)
 {
-	__u64 delta = open_now - t->ts, runq;
+	__u64 delta = open_now - t->ts, runq, w;
 
 	if (kernel_stacks && btf)
 		key->kern_stack = kernel_stack(task);
@@ -257,6 +266,12 @@ static __always_inline void end_block(struct task_struct *task, struct offcpu_ta
 	count_n(OFFCPU_CNT_BLOCKS_NS, delta + runq);
 	count(OFFCPU_CNT_OPEN_END);
 	count_n(OFFCPU_CNT_OPEN_END_NS, delta + runq);
+	/* what it waits on now (its owner read by user space while it still waits) */
+	if (iter_waits && btf) {
+		w = wait_object(task, t, false, OFFCPU_WAIT_AT_END);
+		if (w)
+			key->wait = w;
+	}
 	if (add_summed(key, delta, runq)) {
 		kept(key, delta + runq, kernel_stacks && btf);
 	} else {

@@ -10,7 +10,7 @@
  * at the thread's first switch.
  *
  * Needs: common.bpf.h, faults.bpf.h, filters.bpf.h, stacks.bpf.h,
- * account.bpf.h, open.bpf.h.
+ * account.bpf.h, open.bpf.h, waits.bpf.h.
  */
 #ifndef OFFCPU_SWITCH_BPF_H
 #define OFFCPU_SWITCH_BPF_H
@@ -21,6 +21,7 @@
 #include "stacks.bpf.h"
 #include "account.bpf.h"
 #include "open.bpf.h"
+#include "waits.bpf.h"
 
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       struct offcpu_task *t, __u32 state, __u64 now, __u64 ran_ns,
@@ -29,6 +30,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	t->ran_ns = ran_ns;
 	t->state = state;
 	t->user_stack = user_stacks ? user_stack(ctx, prev, t, btf) : 0;
+	/* after the walk, which notes the stack mapping it saw */
+	t->wait = record_waits && btf && (state == OFFCPU_STATE_S || state == OFFCPU_STATE_D) ?
+			  wait_object(prev, t, true, 0) :
+			  0;
 	t->cgroup_id = record_cgroup ? bpf_get_current_cgroup_id() : 0;
 	forget_wakeup(t);
 	t->chain = 0; /* it blocks: what it does next is not caused by its last waker */

@@ -48,6 +48,21 @@ struct {
 } unw_req SEC(".maps");
 
 /*
+ * A new request's process id, so that user space sleeps until there is one
+ * instead of polling unw_req (rare: at most one per process per load)
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} unw_wake SEC(".maps");
+
+/* Wake the table loader for @tgid; a full ring is harmless: it reads unw_req whole */
+static __always_inline void uw_wake(__u32 tgid)
+{
+	bpf_ringbuf_output(&unw_wake, &tgid, sizeof(tgid), BPF_RB_FORCE_WAKEUP);
+}
+
+/*
  * The walk's state, kept from one frame's step to the next in map memory:
  * bpf_loop's callback reads it anew at every step, and the verifier, which
  * does not track map memory, checks the step once for all of them. Kept in
@@ -124,8 +139,10 @@ static __always_inline void uw_request(__u32 tgid)
 	__u64 now = bpf_ktime_get_ns();
 
 	if (!bpf_map_lookup_elem(&unw_req, &tgid) &&
-	    !bpf_map_update_elem(&unw_req, &tgid, &now, BPF_NOEXIST))
+	    !bpf_map_update_elem(&unw_req, &tgid, &now, BPF_NOEXIST)) {
 		count(OFFCPU_CNT_UNW_REQUESTS);
+		uw_wake(tgid);
+	}
 }
 
 /*

@@ -100,7 +100,12 @@ static int open_output(struct collector *c, const struct collector_opts *o)
 	return c->pb ? 0 : -errno;
 }
 
-/* Map the unwind table arrays into this process: user space fills them in place. */
+/*
+ * Map the unwind rules and objects into this process: user space fills them
+ * in place. The rows, the bulk (32 MiB by default), are mapped a slice at a
+ * time as an object is written (tablemem.c): mapped whole, every page of
+ * them would count as this process's resident memory from the start.
+ */
 static int map_unwind(struct collector *c)
 {
 	struct bpf_map *maps[3] = { c->ld.skel->maps.unw_rows, c->ld.skel->maps.unw_rules,
@@ -108,7 +113,7 @@ static int map_unwind(struct collector *c)
 	void **p = c->unw_p;
 	int i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 1; i < 3; i++) {
 		/* an array's elements are 8-byte aligned: these are 8, 16, 8 bytes */
 		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
@@ -123,12 +128,13 @@ static int map_unwind(struct collector *c)
 		}
 	}
 	c->unw = (struct collector_unwind_maps){
-		.rows = p[0], .rules = p[1], .objs = p[2],
+		.rows_fd = bpf_map__fd(maps[0]), .rules = p[1], .objs = p[2],
 		.nr_rows = bpf_map__max_entries(maps[0]),
 		.nr_rules = bpf_map__max_entries(maps[1]),
 		.nr_objs = bpf_map__max_entries(maps[2]),
 		.procs_fd = bpf_map__fd(c->ld.skel->maps.unw_procs),
 		.req_fd = bpf_map__fd(c->ld.skel->maps.unw_req),
+		.wake_fd = bpf_map__fd(c->ld.skel->maps.unw_wake),
 		.verify_fd = bpf_map__fd(c->ld.skel->maps.unw_verify),
 		.cache_fd = bpf_map__fd(c->ld.skel->maps.unw_cache),
 	};
@@ -146,7 +152,7 @@ int collector__attach(struct collector *c, char *msg, size_t len)
 
 bool collector__unwind_maps(struct collector *c, struct collector_unwind_maps *m)
 {
-	if (!c->ld.tables || !c->unw.rows)
+	if (!c->ld.tables || !c->unw.rules)
 		return false;
 	*m = c->unw;
 	return true;
@@ -239,6 +245,38 @@ int collector__js_fd(const struct collector *c, const char *map)
 {
 	return c && c->ld.skel && c->ld.skel->rodata->js_frames ?
 		       bpf_object__find_map_fd_by_name(c->ld.skel->obj, map) : -1;
+}
+
+int collector__waits_fd(const struct collector *c)
+{
+	return c->ld.skel && !c->ld.raw_tp &&
+			       (c->ld.skel->rodata->record_waits || c->ld.skel->rodata->iter_waits) ?
+		       bpf_map__fd(c->ld.skel->maps.waits) :
+		       -1;
+}
+
+int collector__wait_counters(struct collector *c, uint64_t *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	uint32_t i;
+	int k;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < OFFCPU_WAIT_CNT_NR; i++) {
+		out[i] = 0;
+		if (bpf_map__lookup_elem(c->ld.skel->maps.wait_counters, &i, 4, vals,
+					 (size_t)ncpus * sizeof(*vals), 0))
+			continue;
+		for (k = 0; k < ncpus; k++)
+			out[i] += vals[k];
+	}
+	free(vals);
+	return 0;
 }
 
 int collector__snaps_fd(const struct collector *c)

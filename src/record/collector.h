@@ -15,6 +15,10 @@ struct collector_opts {
 	bool kernel_stacks;
 	bool verify_stacks; /* count differences from the kernel's stack helpers */
 	bool wakers; /* note who woke each block (tp_btf only) */
+	/* what each block waits on (waits.bpf.h; tp_btf only): at every recorded
+	 * switch-out (--wait-objects), and for the blocks under way at the start
+	 * and the end (iterators) */
+	bool wait_objects, iter_waits;
 	bool record_cgroup;
 	bool follow_forks;
 	const int *tgids; /* process filter (NULL: none) */
@@ -70,14 +74,19 @@ const char *collector__fallbacks(const struct collector *c);
  * mapped into this process, and the process and request maps' fds.
  */
 struct collector_unwind_maps {
-	struct offcpu_unw_row *rows;
+	int rows_fd; /* written a slice at a time through a mapping of its own */
 	struct offcpu_unw_rule *rules;
 	struct offcpu_unw_obj *objs;
 	uint32_t nr_rows, nr_rules, nr_objs;
 	int procs_fd, req_fd;
+	int wake_fd; /* ring buffer of the process ids of new requests */
 	int verify_fd; /* --verify-stacks: ring buffer of struct offcpu_unw_sample */
 	int cache_fd; /* the per-CPU rule cache, by object id: emptied before an id is reused */
 };
+/* The wait map's fd (waitstore.h), -1 when no wait object is read. */
+int collector__waits_fd(const struct collector *c);
+/* The wait part's counters (enum offcpu_wait_counter), summed over cpus into @out. */
+int collector__wait_counters(struct collector *c, uint64_t *out);
 /* Whether the loaded program walks by tables; then fills @m. */
 bool collector__unwind_maps(struct collector *c, struct collector_unwind_maps *m);
 

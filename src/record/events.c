@@ -16,6 +16,7 @@
 #include "synth.h"
 #include "../perfdata/sample.h"
 #include "../perfdata/wakers.h"
+#include "../perfdata/waits.h"
 #include "userstacks.h"
 #include "../util/hashmap.h"
 #include "../util/util.h"
@@ -74,11 +75,16 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 	const uint64_t *kips = NULL, *uips = NULL;
 	uint32_t nk = stackstore__kernel(r->stacks, kkey, &kips);
 	uint32_t nu = stackstore__user(r->stacks, ukey, &uips);
-	uint32_t n = 0, i;
+	uint32_t n = 0, i, np;
+	const uint64_t *pyf;
 	uint64_t mark;
 	bool before;
 
-	nu = python__splice(r->py, tgid, uips, nu, &uips);
+	/* the Python frames the program walked, after the native ones and the mark:
+	 * spliced in once the native frames are known (finished in user space too) */
+	np = python__frames(uips, nu);
+	nu -= np;
+	pyf = uips + nu;
 	*ip = 0;
 	if (nk) {
 		chain[n++] = PERF_CONTEXT_KERNEL;
@@ -114,12 +120,17 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 	} else if (r->us && before) {
 		const uint64_t *late;
 		size_t nl = userstacks__start_stack(r->us, tid, &late, NULL, NULL);
+		uint32_t lp = python__frames(late, (uint32_t)nl);
 
-		if (nl) {
-			late_stack(r, late, nl, &uips, &nu, &mark, unw);
+		/* its Python frames read from the sleeping thread's memory, after its native ones */
+		if (nl > lp) {
+			pyf = late + nl - lp;
+			np = lp;
+			late_stack(r, late, nl - lp, &uips, &nu, &mark, unw);
 			before = false;
 		}
 	}
+	nu = python__splice(r->py, tgid, uips, nu, pyf, np, &uips);
 	for (i = 0; i < nu; i++)
 		if (uips[i] < 4096 || (uips[i] >= (1ULL << 56) && !OFFCPU_IS_NAMED_FRAME(uips[i])))
 			break;
@@ -174,6 +185,11 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 	int size;
 
 	s.nr_ips = callchain(r, k->tgid, k->pid, k->kern_stack, k->user_stack, chain, &s.ip, unw);
+	if ((r->ev.sample_type & PERF_SAMPLE_ADDR) && k->wait) {
+		const struct offcpu_wait *w = waitstore__get(r->waits, k->wait);
+
+		s.addr = w && w->tgid == k->tgid ? w->addr : 0;
+	}
 	if (s.nr_ips) {
 		/* distinct stacks, as the file has them (finished in user space too);
 		 * the set holds values above 1 */
@@ -240,13 +256,60 @@ int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, ui
 	return size;
 }
 
-/* One offcpu-time sample (and its offcpu-waker sample) into @q. */
+/*
+ * The named records just pushed into @q (from @first on) are known to
+ * named.c at once: a file may end before they are written (a split in the
+ * middle of a round), and a sample written into it before them needs them.
+ */
+static void names_seen(struct record *r, struct perf_queue *q, size_t first)
+{
+	int kind;
+
+	for (; first < q->nr; first++)
+		named__seen(r->named, perf_queue__get(q, first, &kind));
+}
+
+int encode_wait(struct record *r, const struct offcpu_key *k, uint64_t time, uint64_t period,
+		uint32_t cpu, char *buf, size_t cap)
+{
+	char raw[sizeof(struct offcpu_wait_raw) + 8];
+	const struct offcpu_wait *w = waitstore__get(r->waits, k->wait);
+	struct perf_sample s = {
+		.id = r->ev.wait_id,
+		.pid = k->tgid,
+		.tid = k->pid,
+		.time = time,
+		.cpu = cpu,
+		.period = period,
+		.raw = raw,
+	};
+	struct perf_event_header *h = (void *)buf;
+	int size;
+
+	/* an object of another process (a stale key) is none of this wait's */
+	if (!w || w->tgid != k->tgid)
+		return 0;
+	s.addr = w->addr;
+	size = wait__encode(w, k->tgid, k->pid,
+			    (w->flags & OFFCPU_WAIT_AT_END) ? r->end_ns : 0, raw, sizeof(raw));
+	if (size < 0)
+		return size;
+	s.raw_size = (uint32_t)size;
+	size = perf_sample__encode(WAIT_SAMPLE_TYPE, &s, buf, cap);
+	if (size < 0)
+		return size;
+	h->misc = PERF_RECORD_MISC_USER;
+	return size;
+}
+
+/* One offcpu-time sample (and its offcpu-wait and offcpu-waker samples) into @q. */
 static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_key *k,
 		    uint64_t time, uint64_t period, uint32_t cpu, int kind, bool lock)
 {
 	/* writer threads encode too (under the lock), each in its own buffer */
 	static __thread char b[(4 * OFFCPU_MAX_STACK_DEPTH + 64) * 8 + 256];
 	unsigned unw;
+	size_t first;
 	int size;
 
 	if (lock)
@@ -256,14 +319,28 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 		pthread_mutex_unlock(&r->lock);
 	if (size < 0)
 		return size;
+	first = q->nr;
 	size = python__flush(r->py, r, q, r->files, time, kind) ?:
 	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, kind) ?:
-	       v8__flush(r->v8, q, r->ev.sideband_id, r->files, time, kind) ?:
-	       perf_queue__push(q, (const void *)b, time, kind);
+	       v8__flush(r->v8, q, r->ev.sideband_id, r->files, time, kind);
+	names_seen(r, q, first);
+	size = size ?: perf_queue__push(q, (const void *)b, time, kind);
 	if (size)
 		return size;
 	/* what account() counts, known here */
 	perf_queue__set_aux(q, period, k->pid | (uint64_t)unw << 32);
+	if (k->wait) {
+		if (lock)
+			pthread_mutex_lock(&r->lock);
+		size = encode_wait(r, k, time, period, cpu, b, sizeof(b));
+		if (lock)
+			pthread_mutex_unlock(&r->lock);
+		if (size < 0)
+			return size;
+		/* right after its block: equal times keep their order */
+		if (size && (size = perf_queue__push(q, (const void *)b, time, SRC_WAIT)))
+			return size;
+	}
 	if (lock)
 		pthread_mutex_lock(&r->lock);
 	size = encode_waker(r, k, time, period, cpu, b, sizeof(b));
@@ -271,9 +348,11 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 		pthread_mutex_unlock(&r->lock);
 	if (size <= 0)
 		return size;
+	first = q->nr;
 	size = python__flush(r->py, r, q, r->files, time, SRC_WAKER) ?:
 	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, SRC_WAKER) ?:
 	       v8__flush(r->v8, q, r->ev.sideband_id, r->files, time, SRC_WAKER);
+	names_seen(r, q, first);
 	if (size)
 		return size;
 	/* right after its block: equal times keep their order */
@@ -292,10 +371,11 @@ int push_block(struct record *r, struct perf_queue *q, const struct offcpu_key *
 			       kind == SRC_OPEN_END && runq ? SRC_OFFCPU : kind, lock);
 	if (err || !runq)
 		return err;
-	/* the wait for a CPU after the wakeup: its own state, no waker */
+	/* the wait for a CPU after the wakeup: its own state, no waker, no object */
 	rk = *k;
 	rk.state = OFFCPU_STATE_RUNQ;
 	rk.wakeup = 0;
+	rk.wait = 0;
 	return push_one(r, q, &rk, time, runq, cpu, kind, lock);
 }
 
@@ -327,6 +407,11 @@ int declare_events(struct record *r)
 		attr.sample_type = WAKER_SAMPLE_TYPE;
 		err = perf_writer__add_event(r->w, &attr, OFFCPU_WAKER_EVENT_NAME, &r->ev.waker_id,
 					     1);
+	}
+	if (!err && r->ev.wait_id) {
+		/* what the waits were on: the block's thread, its object in the payload */
+		attr.sample_type = WAIT_SAMPLE_TYPE;
+		err = perf_writer__add_event(r->w, &attr, OFFCPU_WAIT_EVENT_NAME, &r->ev.wait_id, 1);
 	}
 	if (!err && r->us && r->ev.before_id) {
 		/* the threads blocked at the start, how long they had been */

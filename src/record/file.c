@@ -22,7 +22,11 @@ int write_record(struct record *r, const struct perf_event_header *h)
 {
 	int err = maptab__observe(r->maps, h);
 
-	return err ? err : perf_writer__write(r->w, h);
+	/* (the samples written here are offcpu-before's, of offcpu-time's type) */
+	err = err ?: named__before(r->named, h, h->type == PERF_RECORD_SAMPLE ? r->ev.sample_type : 0,
+				   0, 0, write_to_writer, r->w);
+	err = err ?: perf_writer__write(r->w, h);
+	return err ?: named__after(r->named, h, 0, write_to_writer, r->w);
 }
 
 /*
@@ -59,6 +63,7 @@ static int flush(struct record *r, bool sums)
 	err = round__write(r, &rd);
 	if (!err && sums) {
 		stackstore__prune(r->stacks);
+		waitstore__prune(r->waits);
 		r->st.flushes++;
 	}
 	return err;
@@ -79,6 +84,8 @@ long flush_round_open_end(struct record *r, uint64_t end)
 	opened = n < 0 ? n : collector__open_blocks(r->coll, OFFCPU_OPEN_END, end);
 	if (opened < 0)
 		return opened;
+	/* what they wait on, read while they still wait */
+	waitstore__read_new(r->waits);
 	ss.time = end;
 	ss.open_end = true;
 	n = collector__drain(r->coll, push_summed, &ss);
@@ -94,6 +101,7 @@ long flush_round_open_end(struct record *r, uint64_t end)
 	if (err)
 		return err;
 	stackstore__prune(r->stacks);
+	waitstore__prune(r->waits);
 	r->st.flushes++;
 	return opened;
 }
@@ -179,6 +187,23 @@ int synthesize(struct record *r)
 	return err;
 }
 
+/* The names the frames just spliced need, into the file before the sample of @time. */
+static int write_names(struct record *r, uint64_t time)
+{
+	struct perf_queue q = { 0 };
+	int err = python__flush(r->py, r, &q, r->files, time, SRC_SIDEBAND);
+	size_t i;
+
+	perf_queue__sort(&q);
+	for (i = 0; !err && i < q.nr; i++) {
+		int kind;
+
+		err = write_record(r, perf_queue__get(&q, i, &kind));
+	}
+	perf_queue__free(&q);
+	return err;
+}
+
 int write_before_samples(struct record *r)
 {
 	uint64_t chain[OFFCPU_MAX_STACK_DEPTH + 2];
@@ -210,6 +235,10 @@ int write_before_samples(struct record *r)
 					 (!began && tgid == (uint32_t)r->wl.pid)))
 			continue;
 		if (n) {
+			/* its Python frames, read from its memory, spliced as the program's are */
+			uint32_t np = python__frames(ips, (uint32_t)n);
+
+			n = python__splice(r->py, tgid, ips, (uint32_t)n - np, ips + n - np, np, &ips);
 			chain[s.nr_ips++] = PERF_CONTEXT_USER;
 			for (k = 0; k < n && k < OFFCPU_MAX_STACK_DEPTH; k++) {
 				chain[s.nr_ips++] = ips[k];
@@ -221,7 +250,7 @@ int write_before_samples(struct record *r)
 		if (size < 0)
 			return size;
 		h->misc = PERF_RECORD_MISC_USER;
-		err = write_record(r, h);
+		err = write_names(r, s.time) ?: write_record(r, h);
 		perf_writer__note_time(r->w, s.time);
 	}
 	return err;
@@ -275,6 +304,7 @@ void print_summary(struct record *r, uint64_t file_size)
 		.to_stdout = r->out.to_stdout,
 		.fifo = r->out.pipe && !r->out.to_stdout,
 		.rotate = r->out.rotate,
+		.pushed = r->push != NULL,
 		.files_written = r->out.written,
 		.files_on_disk = output__on_disk(&r->out),
 		.files_removed = r->out.removed,
@@ -324,9 +354,31 @@ static int add_build_ids(struct record *r)
 	return 0;
 }
 
+/*
+ * --switch-output=SIZE below what a file starts with (the attributes and
+ * every process's mappings, -a's all of them): each file would be full as
+ * it begins, and a new one written at every turn of the loop. The size is
+ * raised to twice that, said at each raise.
+ */
+static void raise_switch_size(struct record *r)
+{
+	char was[32], base[32], now[32];
+
+	if (!r->o.switch_bytes || r->file_base < r->o.switch_bytes / 2)
+		return;
+	fmt_size(r->o.switch_bytes, was, sizeof(was));
+	fmt_size(r->file_base, base, sizeof(base));
+	r->o.switch_bytes = 2 * r->file_base;
+	fmt_size(r->o.switch_bytes, now, sizeof(now));
+	pr_warn("--switch-output=%s: each file starts with %s (the processes' mappings and the "
+		"events): raised to %s, so that a file holds as much of the recording as that",
+		was, base, now);
+}
+
 /* Start a file: events, host features, what already runs. */
 int begin_file(struct record *r)
 {
+	char names[PATH_MAX];
 	int err = output__begin(&r->out);
 
 	if (err)
@@ -335,7 +387,9 @@ int begin_file(struct record *r)
 	if (!r->w)
 		return -errno;
 	maptab__clear_marks(r->maps);
-	err = declare_events(r);
+	/* its named frames, and where their symbols go for perf */
+	err = named__begin(r->named, output__names_path(&r->out, names, sizeof(names)) ? names : NULL);
+	err = err ?: declare_events(r);
 	if (!err && r->out.dir) {
 		uint64_t version = 1;
 
@@ -349,8 +403,20 @@ int begin_file(struct record *r)
 	r->file_start_ns = now_ns();
 	r->next_flush_ns = r->file_start_ns + r->o.flush_ns;
 	r->file_base = perf_writer__data_size(r->w);
+	raise_switch_size(r);
 	return err;
 }
+
+/* named.h: the symbol file of the file ending, into @fd */
+static int fill_names(void *arg, int fd)
+{
+	struct record *r = arg;
+
+	return named__write_syms(r->named, fd);
+}
+
+/* the symbol files not written, said once */
+static unsigned names_said;
 
 /*
  * End a file: what the buffers hold, the summed blocks (taken out of the map,
@@ -378,10 +444,16 @@ static int close_file(struct record *r, bool read_sources)
 	r->lost_reported = lost;
 	err = err ?: add_build_ids(r);
 	err = err ?: perf_writer__finish(r->w);
+	if (!err && named__has_syms(r->named) && output__write_names(&r->out, fill_names, r) &&
+	    !names_said++)
+		/* the recording is whole without it: offcpu report reads the names in it */
+		pr_warn("perf will not name Python and JIT frames: %s", output__error(&r->out));
 	err = err ?: output__commit(&r->out);
+	if (!err && r->push)
+		push__interval(r->push, output__last(&r->out), r->file_start_ns, now_ns());
 	if (!err) {
 		r->files++;
-		if (r->out.rotate && !r->o.quiet)
+		if (r->out.rotate && !r->o.quiet && !r->push)
 		{
 			/* the name of a directory someone moved is theirs */
 			fprintf(stderr, "offcpu: wrote ");

@@ -373,6 +373,18 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 	bpf_program__set_autoload(skel->progs.on_hrtimer_exit, skel->rodata->record_wakers);
 	bpf_program__set_autoload(skel->progs.on_irq_entry, skel->rodata->record_wakers);
 	bpf_program__set_autoload(skel->progs.on_irq_exit, skel->rodata->record_wakers);
+	/* wait objects (waits.bpf.h): tp_btf only (task registers, typed task pointers) */
+	skel->rodata->record_waits = !raw_tp && o->wait_objects;
+	skel->rodata->iter_waits = !raw_tp && (o->wait_objects || o->iter_waits);
+	if (skel->rodata->record_waits) {
+		/* preallocated: a store at a switch-out allocates nothing */
+		bpf_map__set_max_entries(skel->maps.waits, o->max_entries ?: 16384);
+	} else if (skel->rodata->iter_waits) {
+		/* only the iterators store: one object per thread blocked at the start or
+		 * the end, allocated as they come rather than held for every recording */
+		bpf_map__set_map_flags(skel->maps.waits, BPF_F_NO_PREALLOC);
+		bpf_map__set_max_entries(skel->maps.waits, 1 << 17);
+	}
 	if (!o->wakers)
 		bpf_map__set_max_entries(skel->maps.chains, 1);
 	else
@@ -608,8 +620,16 @@ static int load(struct loaded *l, const struct collector_opts *o, char *msg, siz
 		return err;
 	}
 	add_fallback(l, o->wakers || (o->state_mask & OFFCPU_STATE_MASK(OFFCPU_STATE_R)) ?
+				(o->wait_objects ?
+					 "raw_tp: tp_btf/sched_switch did not load, the kernel's helper "
+					 "walks user stacks, wakeups are not seen (no wakers, no run "
+					 "queue split), and no wait object is read" :
+					 "raw_tp: tp_btf/sched_switch did not load, the kernel's helper "
+					 "walks user stacks, and wakeups are not seen (no wakers, no run "
+					 "queue split)") :
+			     o->wait_objects ?
 				"raw_tp: tp_btf/sched_switch did not load, the kernel's helper walks user "
-				"stacks, and wakeups are not seen (no wakers, no run queue split)" :
+				"stacks, and no wait object is read" :
 				"raw_tp: tp_btf/sched_switch did not load, the kernel's helper walks user "
 				"stacks", why);
 	log_verified(l);

@@ -32,7 +32,17 @@ enum {
 	OPT_FLUSH,
 	OPT_NO_PYTHON,
 	OPT_NO_JS,
+	OPT_WAIT_OBJECTS,
 	OPT_CRITICAL_PATH,
+	OPT_PUSH,
+	OPT_PUSH_FORMAT,
+	OPT_PUSH_INTERVAL,
+	OPT_PUSH_BY,
+	OPT_PUSH_LABEL,
+	OPT_PUSH_TOKEN_FILE,
+	OPT_PUSH_SPOOL,
+	OPT_PUSH_SPOOL_SIZE,
+	OPT_PUSH_TIMEOUT,
 };
 
 static const struct argp_option record_options[] = {
@@ -51,8 +61,9 @@ static const struct argp_option record_options[] = {
 	{ "unwind-mem", OPT_UNWIND_MEM, "SIZE", 0, "Kernel memory for unwind tables, shared by all objects (default 32M: 4 million rows, what a parallel build running gcc and clang at once holds; objects no process uses are taken back to make room; those that still do not fit are walked by frame pointers, and the summary says so)", 2 },
 	{ "state", OPT_STATE, "STATES", 0, "Task states to record: S (sleep), D (disk/uninterruptible), R (preempted, and the wait for a CPU after each wakeup, split off its block as 'runqueue'), T (stopped), I (idle); default S,D. Each sample keeps its state", 2 },
 	{ "wakers", OPT_WAKERS, 0, 0, "Also record who woke each block: the waking thread and its stacks (--stacks), or the interrupt ([timer], [irq], [softirq:NET_RX], ...), and the chain of who woke the waker just before (up to 3 hops), as offcpu-waker samples", 2 },
+	{ "wait-objects", OPT_WAIT_OBJECTS, 0, 0, "Also record what each block waits on, as offcpu-wait samples: for a futex (a mutex, condition variable, ...) its address and a glibc mutex's owner; for a file descriptor (read, write, recv, send, accept, poll, select, epoll) what it is: a pipe, a socket with its addresses, a file, an eventfd... (about 100-250 ns more per block; threads waiting at the start or the end of a recording of running processes get theirs without it). offcpu report --locks and --sort object show them", 2 },
 	{ "critical-path", OPT_CRITICAL_PATH, 0, 0, "Record what offcpu report --critical-path follows: --wakers --state S,D,R --off-cpu-thresh 0 -F 999 (each block with its times, state and waker; preemptions and run queue waits; on-CPU samples for the running parts); options given explicitly win over these", 2 },
-	{ "no-python", OPT_NO_PYTHON, 0, 0, "No Python frames: by default the user stacks of CPython 3.11 processes show each Python function (\"[py] QUALNAME (FILE:LINE)\", LINE the line it is at) inside the interpreter frame that runs it, its name taken while the process lives", 2 },
+	{ "no-python", OPT_NO_PYTHON, 0, 0, "No Python frames: by default the user stacks of CPython 3.10 to 3.13 processes show each Python function (\"[py] QUALNAME (FILE:LINE)\", LINE the line it is at) inside the interpreter frame that runs it, its name taken while the process lives", 2 },
 	{ "no-js", OPT_NO_JS, 0, 0, "No JavaScript frames: by default the user stacks of node processes whose V8 exports its frame layout (its v8dbg_* symbols) show each JavaScript function, interpreted or compiled (\"[js] NAME (SCRIPT)\"), in place of the V8 code that runs it, its name taken while the process lives (needs --unwind=tables)", 2 },
 	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock: also sample on-CPU (at -F or 4000 Hz); offcpu-time: the default", 2 },
@@ -60,7 +71,7 @@ static const struct argp_option record_options[] = {
 	{ 0, 0, 0, 0, "Output:", 3 },
 	{ "output", 'o', "FILE", 0, "Write to FILE (default offcpu.data; an existing one of yours is kept as FILE.old; a symlink or another user's file there is refused); - writes perf's pipe format to stdout, as does a fifo, and the command's own standard output then goes to standard error; a character device (/dev/null) is written in place", 3 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long (also 500ms, 2m); a command still running then is sent SIGTERM (the summary says so). Blocks still under way at the end are counted up to it", 3 },
-	{ "switch-output", OPT_SWITCH_OUTPUT, "signal|SIZE|TIME", 0, "Write a series of files NAME.YYYYMMDDHHMMSScc: a new one on SIGUSR2 (signal), when one reaches SIZE (e.g. 100M), or every TIME (e.g. 30s); a last one at exit", 3 },
+	{ "switch-output", OPT_SWITCH_OUTPUT, "signal|SIZE|TIME", 0, "Write a series of files NAME.YYYYMMDDHHMMSScc: a new one on SIGUSR2 (signal), when one reaches SIZE (e.g. 100M), or every TIME (e.g. 30s); a last one at exit. A SIZE below what a file starts with (the processes' mappings) is raised to twice that, said", 3 },
 	{ "switch-max-files", OPT_SWITCH_MAX_FILES, "N", 0, "With --switch-output, keep only the newest N files", 3 },
 	{ "threads", OPT_THREADS, "N", OPTION_ARG_OPTIONAL, "Write perf's directory format: -o NAME makes directory NAME with NAME/data and NAME/data.0..N-1, each written by its own thread from its share of the CPUs' buffers (default N: one per CPU)", 3 },
 	{ "overwrite", OPT_OVERWRITE, 0, 0, "Flight recorder: keep only the newest blocks and side-band in overwritable kernel buffers (-m sizes them), read nothing until SIGUSR2 writes them to NAME.YYYYMMDDHHMMSScc; a last file at exit. Implies --switch-output=signal and --off-cpu-thresh 0", 3 },
@@ -75,6 +86,16 @@ static const struct argp_option record_options[] = {
 	{ "raw-tp", OPT_RAW_TP, 0, 0, "Attach with raw_tp instead of tp_btf (the automatic fallback; user stacks only)", 5 },
 	{ "verify-stacks", OPT_VERIFY_STACKS, 0, 0, "Self-check (slower): walk every stack also with the kernel's own helpers and count differences from offcpu's frame-pointer and ORC walks; with unwind tables, also unwind each table walk's stack copy with libdw's DWARF unwinder (as perf report does for --call-graph dwarf) and count differences", 5 },
 	{ "verbose", 'v', 0, 0, "More messages (twice: debug, libbpf's log)", 5 },
+	{ 0, 0, 0, 0, "Push to a profiling backend (doc/push.md):", 6 },
+	{ "push", OPT_PUSH, "URL", 0, "Send each --push-interval's off-CPU profile, one for each process, to the profiling backend at URL (http:// or https://), until SIGTERM (or -d), instead of writing a file: OTLP profiles posted to URL/v1development/profiles, or Pyroscope's URL/ingest. With -a, -p or -G; each sample carries its thread, state and waker (with --wakers)", 6 },
+	{ "push-format", OPT_PUSH_FORMAT, "otlp|pyroscope", 0, "otlp (default): OTLP profiles over HTTP, protobuf, gzip (an OpenTelemetry collector, Parca); pyroscope: pprof to Pyroscope's ingest API, labels in the application name", 6 },
+	{ "push-interval", OPT_PUSH_INTERVAL, "TIME", 0, "How long each profile covers (default 60s; 1s to 1h)", 6 },
+	{ "push-by", OPT_PUSH_BY, "process|cgroup", 0, "One profile for each process (default), or for each cgroup", 6 },
+	{ "push-label", OPT_PUSH_LABEL, "KEY=VALUE", 0, "A label on every profile, besides host, service and container (repeatable)", 6 },
+	{ "push-token-file", OPT_PUSH_TOKEN_FILE, "FILE", 0, "Send the token in FILE as Authorization: Bearer (root's file, not writable by others; read again for each request)", 6 },
+	{ "push-spool", OPT_PUSH_SPOOL, "DIR", 0, "Keep the profiles the backend did not take in DIR (made 0700 if missing) and send them once it answers again, also after a restart; without it they wait in memory (a few intervals) and are dropped, each drop said", 6 },
+	{ "push-spool-size", OPT_PUSH_SPOOL_SIZE, "SIZE", 0, "At most this much in --push-spool (default 256M): the oldest profiles are dropped first, each drop said", 6 },
+	{ "push-timeout", OPT_PUSH_TIMEOUT, "TIME", 0, "The longest one request may take (default 10s); a backend that does not answer in time is tried again later", 6 },
 	{ 0 },
 };
 
@@ -102,6 +123,10 @@ static const char record_doc[] =
 	"thread, with its stacks, or an interrupt ([timer], [irq], [softirq:NET_RX]);\n"
 	"and when that thread had itself just been woken, who woke it (a chain).\n"
 	"offcpu report --sort waker, --sort state and --wakers --folded show them.\n"
+	"--wait-objects also notes what each block waits on: a futex's address (a\n"
+	"mutex, with its owner) or what its file descriptor is (a pipe, a socket, a\n"
+	"file); offcpu report --locks shows who held what. The threads still waiting\n"
+	"at the end of a recording get theirs without it: their deadlocks are found.\n"
 	"\n"
 	"Examples:\n"
 	"  offcpu record -o app.data -- ./app --flag    record a command until it exits\n"
@@ -111,6 +136,7 @@ static const char record_doc[] =
 	"  offcpu record -o - -- ./app | perf script -i -\n"
 	"  offcpu record --unwind=fp -- ./app           frame pointers only (cheaper)\n"
 	"  offcpu record --wakers --state SDR -- ./app  who woke each wait; preemption and run queue\n"
+	"  offcpu record --wait-objects -- ./app        what each wait waited on (report --locks)\n"
 	"  offcpu record --critical-path -- ./app       for offcpu report --critical-path\n"
 	"  perf report -i app.data --stdio              read it with perf\n"
 	"\n"
@@ -193,6 +219,13 @@ int parse_record_duration(const char *s, uint64_t *ns)
 	return 0;
 }
 
+/* The first --push-* option, for the message when --push is missing. */
+static void push_option_given(struct record_opts *o, const char *name)
+{
+	if (!o->push.first_other)
+		o->push.first_other = name;
+}
+
 static error_t record_parse(int key, char *arg, struct argp_state *st)
 {
 	struct record_opts *o = st->input;
@@ -225,6 +258,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 			return usage_error(st, "empty output file name%s", "");
 		o->pipe_output = !strcmp(arg, "-");
 		o->output = arg;
+		o->output_given = true;
 		break;
 	case 'd':
 		if (parse_record_duration(arg, &o->duration_ns))
@@ -369,8 +403,75 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_WAKERS:
 		o->wakers = true;
 		break;
+	case OPT_WAIT_OBJECTS:
+		o->wait_objects = true;
+		break;
 	case OPT_CRITICAL_PATH:
 		o->critical_path = true;
+		break;
+	case OPT_PUSH: {
+		char msg[256];
+
+		if (push_check_url(arg, msg, sizeof(msg)))
+			return usage_error(st, "%s", msg);
+		o->push.url = arg;
+		break;
+	}
+	case OPT_PUSH_FORMAT:
+		if (!strcmp(arg, "otlp"))
+			o->push.format = PUSH_OTLP;
+		else if (!strcmp(arg, "pyroscope"))
+			o->push.format = PUSH_PYROSCOPE;
+		else
+			return usage_error(st, "invalid --push-format '%s' (otlp or pyroscope)", arg);
+		push_option_given(o, "--push-format");
+		break;
+	case OPT_PUSH_INTERVAL:
+		if (parse_duration_ns(arg, &o->push.interval_ns) ||
+		    o->push.interval_ns < PUSH_MIN_INTERVAL_NS || o->push.interval_ns > PUSH_MAX_INTERVAL_NS)
+			return usage_error(st, "invalid --push-interval '%s' (1s to 1h, e.g. 60s, 5m)", arg);
+		push_option_given(o, "--push-interval");
+		break;
+	case OPT_PUSH_BY:
+		if (!strcmp(arg, "process"))
+			o->push.by = PUSH_BY_PROCESS;
+		else if (!strcmp(arg, "cgroup"))
+			o->push.by = PUSH_BY_CGROUP;
+		else
+			return usage_error(st, "invalid --push-by '%s' (process or cgroup)", arg);
+		push_option_given(o, "--push-by");
+		break;
+	case OPT_PUSH_LABEL: {
+		char msg[256];
+
+		if (push_opts__add_label(&o->push, arg, msg, sizeof(msg)))
+			return usage_error(st, "%s", msg);
+		push_option_given(o, "--push-label");
+		break;
+	}
+	case OPT_PUSH_TOKEN_FILE:
+		if (!*arg)
+			return usage_error(st, "empty --push-token-file%s", "");
+		o->push.token_file = arg;
+		push_option_given(o, "--push-token-file");
+		break;
+	case OPT_PUSH_SPOOL:
+		if (!*arg)
+			return usage_error(st, "empty --push-spool%s", "");
+		o->push.spool_dir = arg;
+		push_option_given(o, "--push-spool");
+		break;
+	case OPT_PUSH_SPOOL_SIZE:
+		if (parse_size(arg, &o->push.spool_bytes) || o->push.spool_bytes < (1 << 20))
+			return usage_error(st, "invalid --push-spool-size '%s' (1M to 1T, e.g. 256M)", arg);
+		o->push.spool_bytes_given = true;
+		push_option_given(o, "--push-spool-size");
+		break;
+	case OPT_PUSH_TIMEOUT:
+		if (parse_duration_ns(arg, &o->push.timeout_ns) || o->push.timeout_ns < 100000000ULL ||
+		    o->push.timeout_ns > 600ULL * 1000000000ULL)
+			return usage_error(st, "invalid --push-timeout '%s' (100ms to 10m)", arg);
+		push_option_given(o, "--push-timeout");
 		break;
 	case 'v':
 		log_verbosity++;
@@ -414,6 +515,7 @@ void record_opts__defaults(struct record_opts *o)
 	o->max_entries = 16384;
 	o->python = true;
 	o->js = true;
+	push_opts__defaults(&o->push);
 }
 
 uint64_t record_opts__stack_map_bytes(const struct record_opts *o)
@@ -422,9 +524,10 @@ uint64_t record_opts__stack_map_bytes(const struct record_opts *o)
 	uint64_t stack = 8 + OFFCPU_MAX_STACK_DEPTH * 8 + 48;
 	uint64_t sum = sizeof(struct offcpu_key) + sizeof(struct offcpu_val) + 48;
 	uint64_t wakeup = o->wakers ? 8 + sizeof(struct offcpu_wakeup) + 48 : 0;
+	uint64_t wait = o->wait_objects ? 8 + sizeof(struct offcpu_wait) + 48 : 0;
 	int maps = !!(o->stacks & STACKS_USER) + !!(o->stacks & STACKS_KERNEL);
 
-	return (uint64_t)o->max_entries * (stack * (uint64_t)maps + 2 * sum + wakeup);
+	return (uint64_t)o->max_entries * (stack * (uint64_t)maps + 2 * sum + wakeup + wait);
 }
 
 int record_opts__parse(struct record_opts *o, int argc, char **argv)
@@ -444,6 +547,26 @@ int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdo
 {
 	bool switching = o->switch_signal || o->switch_bytes || o->switch_ns;
 
+	if (o->push.first_other && !o->push.url)
+		return INVALID("%s needs --push URL", o->push.first_other);
+	if (o->push.url) {
+		if (o->argc || o->nr_tids)
+			return INVALID("--push profiles running processes: with -a, -p or -G, not a "
+				       "command or -t");
+		if (!o->system_wide && !o->nr_pids && !o->cgroup)
+			return INVALID("--push needs -a, -p or -G");
+		if (o->output_given)
+			return INVALID("--push writes no file: not with -o");
+		if (switching || o->switch_max_files || o->threads || o->overwrite)
+			return INVALID("--push cuts its own intervals: not with --switch-output, "
+				       "--switch-max-files, --threads or --overwrite");
+		if (o->freq)
+			return INVALID("--push sends off-CPU profiles only: not with -F or -e cpu-clock");
+		if (o->critical_path)
+			return INVALID("--critical-path records for a report of one file: not with --push");
+		if (o->push.spool_bytes_given && !o->push.spool_dir)
+			return INVALID("--push-spool-size needs --push-spool");
+	}
 	if (o->nr_pids && o->nr_tids)
 		return INVALID("-p and -t cannot be combined");
 	if (o->nr_cpus && nr_possible_cpus > 0 && o->cpus[o->nr_cpus - 1] >= nr_possible_cpus)
@@ -457,6 +580,8 @@ int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdo
 		return INVALID("no target: give a command after --, or -p, -t, -a, -C or -G");
 	if (o->force_raw_tp && (o->stacks & STACKS_KERNEL))
 		return INVALID("--raw-tp records user stacks only");
+	if (o->force_raw_tp && o->wait_objects)
+		return INVALID("--raw-tp reads no wait objects: --wait-objects needs tp_btf");
 	if (o->switch_max_files && !switching)
 		return INVALID("--switch-max-files needs --switch-output");
 	if (o->threads && o->pipe_output)
@@ -481,6 +606,11 @@ int record_opts__validate(struct record_opts *o, int nr_possible_cpus, bool stdo
 		return INVALID("--switch-output writes files: it cannot be combined with -o -");
 	if (o->pipe_output && stdout_tty)
 		return INVALID("-o - writes binary data: pipe it into a reader (e.g. | perf report -i -)");
+	if (o->push.url) {
+		/* each interval a file of its own, every sample with its cgroup (the service) */
+		o->switch_ns = o->push.interval_ns;
+		o->all_cgroups = true;
+	}
 	return 0;
 }
 
@@ -489,6 +619,7 @@ void record_opts__free(struct record_opts *o)
 	free(o->pids);
 	free(o->tids);
 	free(o->cpus);
+	push_opts__free(&o->push);
 	o->pids = o->tids = o->cpus = NULL;
 	o->nr_pids = o->nr_tids = o->nr_cpus = 0;
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../offcpu.h"
+#include "../push/config.h"
 
 #define DEFAULT_FREQ 4000
 /* --critical-path's on-CPU sampling: a sample a millisecond, off the timer tick's beat */
@@ -21,6 +22,7 @@ enum { UNWIND_TABLES, UNWIND_FP };
 
 struct record_opts {
 	const char *output;
+	bool output_given; /* -o */
 	bool pipe_output;
 	int switch_signal; /* --switch-output=signal */
 	uint64_t switch_bytes; /* --switch-output=SIZE */
@@ -49,6 +51,7 @@ struct record_opts {
 	bool force_raw_tp;
 	bool verify_stacks;
 	bool wakers; /* --wakers: who woke each block */
+	bool wait_objects; /* --wait-objects: what each block waits on */
 	bool critical_path; /* --critical-path: wakers, S,D,R, threshold 0, -F 999 unless given */
 	bool state_given; /* --state was given */
 	bool python; /* Python frames in user stacks (default; --no-python: off) */
@@ -56,6 +59,7 @@ struct record_opts {
 	int unwind; /* UNWIND_TABLES or UNWIND_FP */
 	uint64_t unwind_mem; /* bytes for unwind table rows */
 	bool quiet;
+	struct push_opts push; /* --push: profiles to a backend, no file (src/push/) */
 	char **argv; /* workload */
 	int argc;
 };

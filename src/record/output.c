@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,22 +10,38 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include "output.h"
+#include "../offcpu.h"
 #include "../util/util.h"
 
-static char *rotated_name(const char *base)
+/*
+ * NAME.YYYYMMDDHHMMSScc, and .N after it for the Nth file of the same
+ * hundredth of a second: the name a file's records give its symbol file
+ * (named.h) is the one it is committed under (outfile's own .N is for a
+ * name someone else took meanwhile).
+ */
+static char *rotated_name(struct output *o, const char *base)
 {
 	struct timeval tv;
 	struct tm tm;
-	char stamp[32], *name;
+	char stamp[40], *name;
 	size_t len;
 
 	gettimeofday(&tv, NULL);
 	localtime_r(&tv.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d%H%M%S", &tm);
-	len = strlen(base) + strlen(stamp) + 8;
+	snprintf(stamp + strlen(stamp), sizeof(stamp) - strlen(stamp), "%02d",
+		 (int)(tv.tv_usec / 10000));
+	if (!strcmp(stamp, o->last_stamp))
+		o->same_stamp++;
+	else
+		o->same_stamp = 0;
+	snprintf(o->last_stamp, sizeof(o->last_stamp), "%s", stamp);
+	len = strlen(base) + strlen(stamp) + 16;
 	name = malloc(len);
-	if (name)
-		snprintf(name, len, "%s.%s%02d", base, stamp, (int)(tv.tv_usec / 10000));
+	if (name && o->same_stamp)
+		snprintf(name, len, "%s.%s.%u", base, stamp, o->same_stamp);
+	else if (name)
+		snprintf(name, len, "%s.%s", base, stamp);
 	return name;
 }
 
@@ -64,10 +81,10 @@ int output__begin(struct output *o)
 
 		if (asprintf(&base, "%s/%s", o->moved_to, slash ? slash + 1 : o->base) < 0)
 			return set_error(o, -ENOMEM, "out of memory");
-		name = o->rotate ? rotated_name(base) : strdup(base);
+		name = o->rotate ? rotated_name(o, base) : strdup(base);
 		free(base);
 	} else {
-		name = o->rotate ? rotated_name(o->base) : strdup(o->base);
+		name = o->rotate ? rotated_name(o, o->base) : strdup(o->base);
 	}
 	if (!name)
 		return set_error(o, -ENOMEM, "out of memory");
@@ -102,6 +119,14 @@ int output__open_stream(struct output *o, int i)
 	return fd;
 }
 
+/* Let go of @ref, if it holds a file (one zeroed holds none). */
+static void ref_drop(struct outfile_ref *ref)
+{
+	if (ref->name)
+		outfile__ref_free(ref);
+	*ref = (struct outfile_ref){ .dirfd = -1 };
+}
+
 static void prune(struct output *o)
 {
 	while (o->max_files && o->nr_kept > o->max_files) {
@@ -111,9 +136,72 @@ static void prune(struct output *o)
 		else
 			o->vanished++;
 		outfile__ref_free(&o->kept[0]);
+		if (o->kept_names[0].name)
+			outfile__remove_ref(&o->kept_names[0]);
+		ref_drop(&o->kept_names[0]);
 		memmove(o->kept, o->kept + 1, (o->nr_kept - 1) * sizeof(*o->kept));
+		memmove(o->kept_names, o->kept_names + 1, (o->nr_kept - 1) * sizeof(*o->kept_names));
 		o->nr_kept--;
 	}
+}
+
+bool output__names_path(const struct output *o, char *buf, size_t len)
+{
+	char link[64], dir[PATH_MAX];
+	ssize_t n;
+
+	/* push reads the names from the file itself, and removes only the file */
+	if (o->to_stdout || o->pipe || o->hand_off || !o->open || o->file.in_place || o->file.dirfd < 0)
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", o->file.dirfd);
+	n = readlink(link, dir, sizeof(dir) - 1);
+	if (n <= 0 || dir[0] != '/')
+		return false;
+	dir[n] = 0;
+	/* hidden beside a file: NAME.* globs find the recordings alone */
+	if (o->dir)
+		return (size_t)snprintf(buf, len, "%s/%s/" OFFCPU_NAMES_FILE,
+					!strcmp(dir, "/") ? "" : dir, o->file.name) < len;
+	return (size_t)snprintf(buf, len, "%s/.%s." OFFCPU_NAMES_FILE, !strcmp(dir, "/") ? "" : dir,
+				o->file.name) < len;
+}
+
+int output__write_names(struct output *o, int (*fill)(void *arg, int fd), void *arg)
+{
+	struct outfile f = { 0 };
+	char path[PATH_MAX];
+	int fd, err;
+
+	if (!output__names_path(o, path, sizeof(path)))
+		return 0;
+	if (o->dir) {
+		/* inside the recording's directory, renamed with it */
+		fd = outfile__create_in(&o->file, OFFCPU_NAMES_FILE);
+		if (fd < 0)
+			return set_error(o, fd, o->file.msg);
+		err = fill(arg, fd);
+		close(fd);
+		return err ? set_error(o, err, "cannot write its symbol file") : 0;
+	}
+	err = outfile__open(&f, path, OUTFILE_KEEP_OLD, 0600);
+	if (err) {
+		err = set_error(o, err, f.msg);
+		outfile__free(&f);
+		return err;
+	}
+	err = fill(arg, f.fd);
+	err = err ?: outfile__commit(&f);
+	if (err) {
+		set_error(o, err, f.msg[0] ? f.msg : "cannot write its symbol file");
+		outfile__discard(&f);
+		outfile__free(&f);
+		return err;
+	}
+	ref_drop(&o->names);
+	if (o->rotate && outfile__ref(&f, &o->names))
+		ref_drop(&o->names);
+	outfile__free(&f);
+	return 0;
 }
 
 int output__commit(struct output *o)
@@ -147,8 +235,12 @@ int output__commit(struct output *o)
 		free(o->moved_to);
 		o->moved_to = strdup(o->file.dir);
 	}
-	if (o->rotate) {
-		kept = realloc(o->kept, (o->nr_kept + 1) * sizeof(*kept));
+	if (o->rotate && !o->hand_off) {
+		struct outfile_ref *names = realloc(o->kept_names, (o->nr_kept + 1) * sizeof(*names));
+
+		if (names)
+			o->kept_names = names;
+		kept = names ? realloc(o->kept, (o->nr_kept + 1) * sizeof(*kept)) : NULL;
 		if (!kept || outfile__ref(&o->file, &kept[o->nr_kept])) {
 			if (kept)
 				o->kept = kept;
@@ -157,6 +249,9 @@ int output__commit(struct output *o)
 			return set_error(o, -ENOMEM, "out of memory");
 		}
 		o->kept = kept;
+		/* its symbol file, written just before: removed with it */
+		o->kept_names[o->nr_kept] = o->names;
+		o->names = (struct outfile_ref){ .dirfd = -1 };
 		o->nr_kept++;
 	}
 	outfile__free(&o->file);
@@ -208,9 +303,14 @@ void output__free(struct output *o)
 	size_t i;
 
 	output__discard(o);
-	for (i = 0; i < o->nr_kept; i++)
+	for (i = 0; i < o->nr_kept; i++) {
 		outfile__ref_free(&o->kept[i]);
+		ref_drop(&o->kept_names[i]);
+	}
 	free(o->kept);
+	free(o->kept_names);
+	ref_drop(&o->names);
+	o->kept_names = NULL;
 	free(o->last);
 	free(o->error);
 	free(o->moved_to);

@@ -53,6 +53,8 @@ static int setup_targets(struct record *r, struct collector_opts *co)
 	co->kernel_stacks = o->stacks & STACKS_KERNEL;
 	co->verify_stacks = o->verify_stacks;
 	co->wakers = o->wakers;
+	co->wait_objects = o->wait_objects;
+	co->iter_waits = true; /* cheap: once per thread waiting at the start or the end */
 	co->record_cgroup = o->all_cgroups;
 	co->follow_forks = r->tg.follow && !o->system_wide;
 	co->tgids = o->pids;
@@ -167,17 +169,22 @@ static void load_held(void *arg, int pid)
 
 static int finish(struct record *r)
 {
+	uint64_t wcnt[OFFCPU_WAIT_CNT_NR];
 	long n;
 	int err;
 
 	collector__detach(r->coll);
 	/* blocks still under way end now: each a sample of its own ending then, in
-	 * one file; summed, and drained with the rest, when writers or snapshots
-	 * share the file */
-	if (!r->o.overwrite && !r->wt)
-		n = flush_round_open_end(r, r->end_ns ?: now_ns());
-	else
-		n = collector__open_blocks(r->coll, OFFCPU_OPEN_END, r->end_ns ?: now_ns());
+	 * one file (what they wait on read while they still wait); summed, and
+	 * drained with the rest, when writers or snapshots share the file */
+	if (!r->end_ns)
+		r->end_ns = now_ns();
+	if (!r->o.overwrite && !r->wt) {
+		n = flush_round_open_end(r, r->end_ns);
+	} else {
+		n = collector__open_blocks(r->coll, OFFCPU_OPEN_END, r->end_ns);
+		waitstore__read_new(r->waits);
+	}
 	if (n < 0)
 		pr_warn("cannot count the blocks under way at the end: %s", strerror((int)-n));
 	unwinder__stop(r->unw);
@@ -193,9 +200,14 @@ static int finish(struct record *r)
 		print_summary(r, output_size(r));
 		python__summary(r->py, stderr);
 		v8__summary(r->v8, stderr);
+		if (collector__wait_counters(r->coll, wcnt) == 0)
+			waitstore__summary(r->waits, wcnt, r->o.wait_objects, stderr);
 		perfmap__stats(r->perfmap, &pst);
 		summary__print_perfmap(stderr, &pst);
 	}
+	/* the last interval sent (or spooled) within a short deadline */
+	if (r->push)
+		push__stop(r->push);
 	return 0;
 }
 
@@ -244,10 +256,20 @@ static int open_sources(struct record *r, struct collector_opts *co)
 	r->out.rotate = r->o.switch_signal || r->o.switch_bytes || r->o.switch_ns;
 	r->out.max_files = r->o.switch_max_files;
 	r->out.dir = r->o.threads != 0;
+	if (r->o.push.url) {
+		/* each interval's file into push's private directory, handed over once complete */
+		r->push = push__start(&r->o.push, r->o.quiet);
+		if (!r->push)
+			return -EINVAL;
+		r->out.base = push__output_base(r->push);
+		r->out.hand_off = true;
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	/* the state of each wait rides in the weight (perfdata/wakers.h) */
 	r->ev.sample_type = OFFCPU_SAMPLE_TYPE | PERF_SAMPLE_WEIGHT |
-			    (r->o.all_cgroups ? PERF_SAMPLE_CGROUP : 0);
+			    (r->o.all_cgroups ? PERF_SAMPLE_CGROUP : 0) |
+			    /* --wait-objects: the object's address, for perf script -F addr */
+			    (r->o.wait_objects ? PERF_SAMPLE_ADDR : 0);
 	r->maps = maptab__new();
 	if (!r->maps)
 		return -ENOMEM;
@@ -265,6 +287,8 @@ static int open_sources(struct record *r, struct collector_opts *co)
 	err = sideband__private_id(&r->ev.offcpu_id);
 	if (!err && r->o.wakers)
 		err = sideband__private_id(&r->ev.waker_id);
+	if (!err)
+		err = sideband__private_id(&r->ev.wait_id);
 	/* offcpu-before, if the stacks of threads blocked at the start are finished */
 	if (!err && r->o.unwind == UNWIND_TABLES && (r->o.stacks & STACKS_USER))
 		err = sideband__private_id(&r->ev.before_id);
@@ -309,14 +333,22 @@ static int load(struct record *r, struct collector_opts *co)
 	if (!r->v8 && errno)
 		pr_warn("no JavaScript frames: %s", strerror(errno));
 	r->perfmap = perfmap__new();
+	r->named = named__new();
 	collector__store_maps(r->coll, &sm);
 	r->stacks = stackstore__new(&sm);
 	if (!r->stacks) {
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
+	r->waits = waitstore__new(collector__waits_fd(r->coll));
+	if (!r->waits) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
 	if (collector__snaps_fd(r->coll) >= 0) {
 		r->us = userstacks__new(collector__snaps_fd(r->coll));
+		if (r->us && r->py) /* threads blocked at the start: their Python frames too */
+			userstacks__set_python(r->us, python__thread_frames, r->py);
 		if (!r->us || userstacks__start(r->us)) {
 			pr_warn("cannot finish stacks in user space (%s): threads blocked at the start "
 				"keep unknown user stacks", strerror(errno ? errno : ENOMEM));
@@ -409,6 +441,8 @@ static int start(struct record *r)
 	if (n < 0)
 		pr_warn("cannot find the threads blocked at the start: %s; blocks under way "
 			"now are not counted", strerror((int)-n));
+	/* what they wait on, read while they still wait */
+	waitstore__read_new(r->waits);
 	if (!r->us)
 		return 0;
 	collector__calibrate(r->coll, false);
@@ -455,13 +489,16 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	if (err)
 		output__discard(&r->out);
 	output__free(&r->out);
+	push__free(r->push); /* after the output: the files were in its directory */
 	perf_writer__free(r->w);
 	unwinder__free(r->unw);
 	userstacks__free(r->us);
 	stackstore__free(r->stacks);
+	waitstore__free(r->waits);
 	python__free(r->py);
 	v8__free(r->v8);
 	perfmap__free(r->perfmap);
+	named__free(r->named);
 	collector__free(r->coll);
 	perf_rings__free(r->sb);
 	perf_rings__free(r->oncpu);

@@ -27,9 +27,12 @@
 #include "summary.h"
 #include "unwinder.h"
 #include "userstacks.h"
+#include "waitstore.h"
 #include "python.h"
 #include "v8.h"
 #include "perfmap.h"
+#include "../push/push.h"
+#include "named.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/writer.h"
 #include "../util/intset.h"
@@ -40,8 +43,9 @@
 #define DISTINCT_STACKS_MAX (1u << 20)
 
 /* Where a batched record came from. */
-/* SRC_OPEN_END: a block still under way at the end, written as its own sample ending there */
-enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED, SRC_WAKER, SRC_OPEN_END };
+/* SRC_WAIT and SRC_WAKER follow their block's sample, in that order;
+ * SRC_OPEN_END: a block still under way at the end, written as its own sample ending there */
+enum { SRC_SIDEBAND, SRC_ONCPU, SRC_OFFCPU, SRC_SUMMED, SRC_WAKER, SRC_WAIT, SRC_OPEN_END };
 
 
 /* The perf events a file declares, and how their records are encoded (events.c). */
@@ -49,6 +53,7 @@ struct events {
 	uint64_t offcpu_id, sideband_id; /* the ids the offcpu-time and side-band records carry */
 	uint64_t sample_type; /* of offcpu-time */
 	uint64_t waker_id; /* --wakers: the id offcpu-waker samples carry */
+	uint64_t wait_id; /* the id offcpu-wait samples carry */
 	uint64_t before_id; /* stacks finished in user space: offcpu-before samples' id */
 	struct perf_event_attr oncpu_attr; /* cpu-clock, with -F */
 	struct perf_event_attr bpf_out_attr; /* --overwrite: where BPF writes blocks */
@@ -69,11 +74,14 @@ struct record {
 	int self; /* offcpu's own process id: never recorded */
 	struct collector *coll;
 	struct stackstore *stacks; /* the collector's stacks, chains and wakeups, cached */
+	struct waitstore *waits; /* the collector's wait objects, cached */
 	struct unwinder *unw; /* --unwind=tables: the table loader */
 	struct userstacks *us; /* stacks finished in user space, or NULL */
 	struct python *py; /* Python frames (python.c), or NULL */
 	struct v8 *v8; /* JavaScript frames (v8.c), or NULL */
 	struct perfmap *perfmap; /* JIT frames named from perf maps (perfmap.c), or NULL */
+	struct push *push; /* --push: each file handed over to it (src/push/), or NULL */
+	struct named *named; /* named frames in every file, and their symbols (named.c), or NULL */
 	bool tables; /* user stacks are walked by tables */
 	struct perf_rings *sb, *oncpu;
 	struct perf_rings *bpf_out; /* --overwrite: where BPF writes blocks */
@@ -120,6 +128,7 @@ struct round {
 	uint64_t after; /* skip timed records up to this time */
 	uint64_t newest; /* in and out: the newest time written */
 	bool finish; /* FINISHED_ROUND after a round that wrote (a flush in pipe mode) */
+	int stream; /* named.h: 0, the main file; 1 + N: --threads' data.N */
 	/* --switch-output=SIZE: ends r->w's file mid-round when it reached its
 	 * size, and begins the next (the main loop's rounds); NULL: never */
 	int (*split)(struct record *r);
@@ -152,6 +161,8 @@ struct summed_sink {
 int push_summed(const struct offcpu_key *key, const struct offcpu_val *v, void *arg);
 int push_stream(const struct offcpu_event *e, void *arg);
 int write_record(struct record *r, const struct perf_event_header *h);
+/* named.h's writer of @arg, a struct perf_writer */
+int write_to_writer(void *arg, const struct perf_event_header *h);
 int push_sideband(const struct perf_event_header *h, void *arg);
 int push_oncpu(const struct perf_event_header *h, void *arg);
 
@@ -166,6 +177,12 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
  */
 int encode_waker(struct record *r, const struct offcpu_key *k, uint64_t time, uint64_t period,
 		 uint32_t cpu, char *buf, size_t cap);
+/*
+ * The offcpu-wait sample of a block whose wait object is known, to follow
+ * its offcpu-time sample: its size, 0 when the block has none, or -errno.
+ */
+int encode_wait(struct record *r, const struct offcpu_key *k, uint64_t time, uint64_t period,
+		uint32_t cpu, char *buf, size_t cap);
 /*
  * Push a block's samples into @q as @kind: offcpu-time (and offcpu-waker)
  * for @period, and for @runq, its wait for a CPU after the wakeup, an

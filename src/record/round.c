@@ -17,6 +17,7 @@
 #include "summary.h"
 #include "synth.h"
 #include "../perfdata/sample.h"
+#include "../perfdata/wakers.h"
 #include "../util/util.h"
 
 /* The LOST record's count, 0 for any other record. */
@@ -108,6 +109,7 @@ static void process_exited(struct record *r, const struct perf_event_header *h)
 	perfmap__exit(r->perfmap, (int)task.pid);
 	python__exit(r->py, task.pid);
 	v8__exit(r->v8, task.pid);
+	named__exit(r->named, task.pid);
 }
 
 /*
@@ -135,6 +137,19 @@ static bool keep(struct record *r, struct round *rd, const struct perf_event_hea
 	return targets__keep_sample(&r->tg, tid, tracked);
 }
 
+/* The sample_type of the samples of source @kind whose frames may be named; 0: none. */
+static uint64_t sample_type_of(const struct record *r, int kind)
+{
+	if (kind == SRC_OFFCPU || kind == SRC_SUMMED)
+		return r->ev.sample_type;
+	return kind == SRC_WAKER ? WAKER_SAMPLE_TYPE : 0;
+}
+
+int write_to_writer(void *arg, const struct perf_event_header *h)
+{
+	return perf_writer__write(arg, h);
+}
+
 int round__write(struct record *r, struct round *rd)
 {
 	static const struct perf_event_header fin = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
@@ -146,8 +161,10 @@ int round__write(struct record *r, struct round *rd)
 		const struct perf_event_header *h = perf_queue__get(rd->batch, i, &kind);
 		uint64_t t = rd->batch->refs[i].time;
 
-		if (t && t <= rd->after)
+		if (t && t <= rd->after) {
+			named__seen(r->named, h); /* for its samples that are not */
 			continue; /* already in an earlier snapshot */
+		}
 		if (!keep(r, rd, h, kind, rd->batch->refs[i].aux))
 			continue;
 		if (rd->shared)
@@ -160,13 +177,18 @@ int round__write(struct record *r, struct round *rd)
 			pthread_mutex_unlock(&r->lock);
 		if (h->type == PERF_RECORD_SAMPLE)
 			perf_writer__note_time(rd->w, t);
+		/* a sample's named frames this file lacks (a file after the first, a
+		 * split, a snapshot): written before it; a named mapping: kept */
+		err = err ?: named__before(r->named, h, sample_type_of(r, kind), t, rd->stream,
+					   write_to_writer, rd->w);
 		err = err ?: perf_writer__write(rd->w, h);
+		err = err ?: named__after(r->named, h, rd->stream, write_to_writer, rd->w);
 		written += !err;
 		if (!err && t > rd->newest)
 			rd->newest = t;
 		/* a size limit holds within a round too: the rest goes to a new file */
 		if (!err && rd->split && i + 1 < rd->batch->nr &&
-		    rd->batch->refs[i + 1].kind != SRC_WAKER) {
+		    rd->batch->refs[i + 1].kind != SRC_WAKER && rd->batch->refs[i + 1].kind != SRC_WAIT) {
 			err = rd->split(r);
 			rd->w = r->w;
 		}
@@ -231,6 +253,7 @@ int round__write_sums(struct record *r)
 	n = collector__drain(r->coll, push_summed, &ss);
 	if (n >= 0) {
 		stackstore__prune(r->stacks);
+		waitstore__prune(r->waits);
 		r->st.flushes++;
 	}
 	if (r->wt)

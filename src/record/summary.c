@@ -137,6 +137,17 @@ static void print_unwind(FILE *f, const struct summary *s)
 		"loads\n", (unsigned long long)u->objects, (unsigned long long)u->no_table,
 		(unsigned long long)u->rows, used, (unsigned long long)u->rules, cap,
 		(double)u->build_ns / 1e6, (unsigned long long)u->processes);
+	if (u->no_table) {
+		fprintf_escaped(f, "offcpu: objects without an unwind table (frame pointers there): ");
+		for (uint64_t i = 0; i < u->no_table && i < UNWINDER_NAMED; i++) {
+			fput_escaped(f, u->no_table_first[i], 0); /* another user's path */
+			fputs(i + 1 < u->no_table && i + 1 < UNWINDER_NAMED ? "; " : "", f);
+		}
+		if (u->no_table > UNWINDER_NAMED)
+			fprintf(f, "; and %llu more (-v names each)",
+				(unsigned long long)(u->no_table - UNWINDER_NAMED));
+		fputc('\n', f);
+	}
 	if (s->verify_stacks)
 		fprintf_escaped(f, "offcpu: verified %llu table walks against libdw's DWARF unwinding of the "
 			"same stack copy: %llu the same, %llu the same as far as the copy reached, %llu "
@@ -394,7 +405,9 @@ void summary__print(FILE *f, const struct summary *s)
 			s->procs_given, s->procs_before,
 			s->procs_followed > s->procs_given + s->procs_before ?
 				s->procs_followed - s->procs_given - s->procs_before : 0);
-	if (s->to_stdout)
+	if (s->pushed)
+		; /* push's own summary follows */
+	else if (s->to_stdout)
 		fprintf_escaped(f, "offcpu: wrote the recording to standard output\n");
 	else if (s->fifo)
 		fprintf_escaped(f, "offcpu: wrote the recording into the fifo %s (perf's pipe format)\n",
@@ -463,21 +476,50 @@ void summary__print(FILE *f, const struct summary *s)
 /* (declared in python.h) */
 void summary__print_python(FILE *f, const struct python_stats *st)
 {
-	if (!st->walks && !st->procs)
+	static const char *const why[PYTHON_WHY_NR] = {
+		[PYTHON_UNKNOWN] = "an interpreter whose version is not known",
+		[PYTHON_UNSUPPORTED] = "a CPython offcpu has no layout of (it reads 3.10 to 3.13)",
+		[PYTHON_CHECK] = "a CPython whose own type sizes disagree with offcpu's layout of "
+				 "its version",
+		[PYTHON_KEY] = "a CPython whose thread-state key offcpu cannot read",
+	};
+	uint64_t not_read = 0;
+	int i;
+
+	for (i = 0; i < PYTHON_WHY_NR; i++)
+		not_read += st->not_read[i];
+	if (!st->walks && !st->procs && !not_read)
 		return;
-	fprintf_escaped(f, "offcpu: Python frames: %llu walks in %llu Python processes, %llu frames, %llu "
-		"code objects named; %llu walks cut by a read that faulted (memory paged out), "
-		"%llu at %d frames or a full stack; %llu code objects left unnamed\n",
-		(unsigned long long)st->walks, (unsigned long long)st->procs,
-		(unsigned long long)st->frames, (unsigned long long)st->names,
-		(unsigned long long)st->faults, (unsigned long long)st->cut, OFFCPU_PY_FRAMES,
-		(unsigned long long)st->names_lost);
+	if (st->walks || st->procs) {
+		fprintf_escaped(f, "offcpu: Python frames: %llu walks in %llu Python processes, %llu "
+			"frames, %llu code objects named (%llu at the address of a freed one, named "
+			"anew); %llu walks cut by a read that faulted (memory paged out), %llu at %d "
+			"frames or a full stack; %llu code objects left unnamed",
+			(unsigned long long)st->walks, (unsigned long long)st->procs,
+			(unsigned long long)st->frames, (unsigned long long)st->names,
+			(unsigned long long)st->renamed, (unsigned long long)st->faults,
+			(unsigned long long)st->cut, OFFCPU_PY_FRAMES,
+			(unsigned long long)st->names_lost);
+		if (st->start_threads)
+			fprintf_escaped(f, "; %llu threads blocked at the start with their Python "
+				"frames read from their memory (%llu frames)",
+				(unsigned long long)st->start_threads,
+				(unsigned long long)st->start_frames);
+		fprintf_escaped(f, "\n");
+	}
 	if (st->procs_cut)
 		fprintf_escaped(f, "offcpu: WARNING: %llu Python processes cut off (the first: pid %u): they "
 			"named %u code objects, or filled their share of the names' memory, and their "
 			"later ones stay unnamed; %llu names not kept\n",
 			(unsigned long long)st->procs_cut, st->first_cut, OFFCPU_PY_IDS_MAX,
 			(unsigned long long)st->names_dropped);
+	/* what was not read, and why: at normal verbosity, never silently */
+	for (i = 0; i < PYTHON_WHY_NR; i++)
+		if (st->not_read[i])
+			fprintf_escaped(f, "offcpu: Python frames not read in %llu processes running %s "
+				"(the first: pid %u %s, %s): their stacks have native frames only\n",
+				(unsigned long long)st->not_read[i], why[i], st->first[i].pid,
+				st->first[i].comm[0] ? st->first[i].comm : "?", st->first[i].detail);
 }
 
 void summary__print_perfmap(FILE *f, const struct perfmap_stats *st)

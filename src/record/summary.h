@@ -82,6 +82,7 @@ struct summary {
 	uint64_t oncpu_samples, freq; /* freq 0: no on-CPU sampling */
 	const char *output; /* the last file, or NULL with to_stdout */
 	bool to_stdout, fifo, rotate;
+	bool pushed; /* --push: the files went to push, which says where they went */
 	size_t files_written, files_on_disk, files_removed, files_vanished;
 	uint64_t file_size;
 	bool verify_stacks, kernel_stacks;

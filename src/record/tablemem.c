@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tablemem.h"
@@ -309,6 +310,31 @@ static int reclaim(struct tablemem *tm, uint32_t rows)
 	return fit(tm, rows) != SIZE_MAX && ids_left(tm) ? 0 : -ENOSPC;
 }
 
+/*
+ * An object's rows into the kernel's array at @first, through a mapping of
+ * their pages alone, unmapped after: the array is never resident here whole.
+ */
+static int write_rows(struct tablemem *tm, uint32_t first, const struct unwind_table *t)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), sz = sizeof(struct offcpu_unw_row);
+	size_t from = (size_t)first * sz, to = from + t->nr * sz;
+	size_t off = from / pg * pg, len = (to + pg - 1) / pg * pg - off;
+	struct offcpu_unw_row *row;
+	char *base;
+
+	if (!t->nr)
+		return 0;
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, tm->m.rows_fd, (off_t)off);
+	if (base == MAP_FAILED)
+		return -errno;
+	row = (struct offcpu_unw_row *)(base + (from - off));
+	for (size_t i = 0; i < t->nr; i++)
+		row[i] = (struct offcpu_unw_row){ .start = (uint32_t)t->rows[i].start,
+						  .rule = t->rows[i].rule };
+	munmap(base, len);
+	return 0;
+}
+
 uint32_t tablemem__add(struct tablemem *tm, struct unwind_table *t, uint32_t uid, int *why)
 {
 	uint64_t *rows = NULL, *rules = NULL;
@@ -363,17 +389,19 @@ uint32_t tablemem__add(struct tablemem *tm, struct unwind_table *t, uint32_t uid
 	}
 	for (; tm->rules_published < tm->rs.nr; tm->rules_published++)
 		tm->m.rules[tm->rules_published] = tm->rs.v[tm->rules_published];
-	id = take_id(tm);
 	first = tm->ext[e].start;
+	err = write_rows(tm, first, t);
+	if (err) {
+		*why = err;
+		return 0;
+	}
+	id = take_id(tm);
 	tm->ext[e].start += (uint32_t)t->nr;
 	tm->ext[e].len -= (uint32_t)t->nr;
 	if (!tm->ext[e].len) {
 		memmove(&tm->ext[e], &tm->ext[e + 1], (tm->nr_ext - e - 1) * sizeof(*tm->ext));
 		tm->nr_ext--;
 	}
-	for (i = 0; i < t->nr; i++)
-		tm->m.rows[first + i] = (struct offcpu_unw_row){ .start = (uint32_t)t->rows[i].start,
-								 .rule = t->rows[i].rule };
 	/* rows before the slice that names them (BPF reads an object only once a
 	 * process's mappings name it, a system call after this) */
 	__atomic_thread_fence(__ATOMIC_RELEASE);

@@ -59,7 +59,8 @@ int thread_round(struct writer_thread *t)
 	if (n < 0)
 		return (int)n;
 	return round__write(r, &(struct round){ .w = t->w, .batch = &t->batch, .shared = true,
-						.follows = thread_follows, .arg = t });
+						.follows = thread_follows, .arg = t,
+						.stream = 1 + t->idx });
 }
 
 static void *thread_main(void *arg)

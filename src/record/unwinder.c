@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/auxv.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -24,7 +27,6 @@
 /* a process is loaded again at most this often, however often it is asked
  * (but at once after an exec, which took its mappings away) */
 #define RELOAD_NS (100 * 1000000ULL)
-#define POLL_NS (2 * 1000000ULL)
 #define PRUNE_NS (2000 * 1000000ULL)
 
 /*
@@ -73,7 +75,9 @@ struct unwinder {
 	struct offcpu_unw_proc *pv; /* scratch value */
 	struct pending *pend; /* OFFCPU_UNW_MAPS of them */
 	struct unwinder_stats st;
-	struct ring_buffer *verify; /* --verify-stacks: walks to check */
+	struct ring_buffer *wake; /* new requests (and --verify-stacks' walks) */
+	int epfd, stopfd; /* the thread sleeps on the requests and on its stop */
+	bool verify;
 	struct unwind_oracle *oracle;
 	const volatile int *cancel; /* the recording's end */
 	struct unwind_budget budget;
@@ -94,11 +98,19 @@ static bool cancelled(void *arg)
 
 static int on_verify(void *ctx, void *data, size_t size);
 
+static int on_wake(void *ctx, void *data, size_t size)
+{
+	(void)ctx, (void)data, (void)size;
+	return 0; /* the request itself is in unw_req */
+}
+
 struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verify,
 			       const volatile int *cancel, char *msg, size_t len)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
+	if (u)
+		u->epfd = u->stopfd = -1;
 	if (!u || !(u->tm = tablemem__new(m)) || !(u->pv = malloc(sizeof(*u->pv))) ||
 	    !(u->pend = calloc(OFFCPU_UNW_MAPS, sizeof(*u->pend)))) {
 		snprintf(msg, len, "out of memory");
@@ -111,14 +123,31 @@ struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verif
 	u->budget = (struct unwind_budget){ .max_rows = m->nr_rows / 2, .max_rules = BUDGET_RULES,
 					    .max_bytes = BUDGET_BYTES, .max_ns = BUDGET_NS,
 					    .cancel = cancelled, .arg = u };
+	u->wake = ring_buffer__new(m->wake_fd, on_wake, u, NULL);
+	if (!u->wake) {
+		snprintf(msg, len, "cannot read the table loader's requests: %s", strerror(errno));
+		unwinder__free(u);
+		return NULL;
+	}
 	if (verify) {
+		u->verify = true;
 		u->oracle = unwind_oracle__new();
-		u->verify = u->oracle ? ring_buffer__new(m->verify_fd, on_verify, u, NULL) : NULL;
-		if (!u->verify) {
+		if (!u->oracle || ring_buffer__add(u->wake, m->verify_fd, on_verify, u)) {
 			snprintf(msg, len, "cannot read the walks to verify: %s", strerror(errno));
 			unwinder__free(u);
 			return NULL;
 		}
+	}
+	u->epfd = epoll_create1(EPOLL_CLOEXEC);
+	u->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (u->epfd < 0 || u->stopfd < 0 ||
+	    epoll_ctl(u->epfd, EPOLL_CTL_ADD, u->stopfd,
+		      &(struct epoll_event){ .events = EPOLLIN }) ||
+	    epoll_ctl(u->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(u->wake),
+		      &(struct epoll_event){ .events = EPOLLIN })) {
+		snprintf(msg, len, "cannot wait for the table loader's requests: %s", strerror(errno));
+		unwinder__free(u);
+		return NULL;
 	}
 	pthread_mutex_init(&u->lock, NULL);
 	return u;
@@ -136,6 +165,15 @@ void unwinder__on_load(struct unwinder *u, void (*fn)(void *arg, int tgid), void
 {
 	u->on_load = fn;
 	u->load_arg = arg;
+}
+
+/* One more object without a table, the first few named with the reason */
+static void no_table(struct unwinder *u, const char *name, const char *why)
+{
+	if (u->st.no_table < UNWINDER_NAMED)
+		snprintf(u->st.no_table_first[u->st.no_table], sizeof(u->st.no_table_first[0]),
+			 "%.100s: %.56s", name, why);
+	u->st.no_table++;
 }
 
 /*
@@ -156,7 +194,9 @@ static uint32_t publish(struct unwinder *u, struct unwind_table *t, const char *
 		u->st.objects++;
 		return id;
 	}
-	u->st.no_table++;
+	no_table(u, name, why == -ENOSPC || why == -EMFILE ? "the table memory is full (--unwind-mem)" :
+			  why == -EDQUOT ? "its owner's files hold their share of the table memory" :
+			  why == -ENFILE ? "the rule array is full" : strerror(-why));
 	u->st.mem_full += why == -ENOSPC || why == -EMFILE;
 	if (why == -ENOSPC || why == -EMFILE)
 		pr_info("no unwind table for %s: its %zu rows do not fit (--unwind-mem), even with "
@@ -202,7 +242,7 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 		return OFFCPU_UNW_OBJ_PENDING;
 	if (sb.st_uid && tablemem__owner_full(u->tm, (uint32_t)sb.st_uid)) {
 		/* not even read: that user's files hold their share already */
-		u->st.no_table++;
+		no_table(u, name, "its owner's files hold their share of the table memory");
 		goto remember;
 	}
 	t0 = now_ns();
@@ -213,7 +253,8 @@ static uint32_t file_object(struct unwinder *u, int tgid, const char *range, con
 	if (e) {
 		/* the message names /proc/PID/map_files/...: say which object that is */
 		pr_info("no unwind table for %s (%s)", name, err);
-		u->st.no_table++;
+		/* the message begins with the /proc path: the reason after it */
+		no_table(u, name, strchr(err, ' ') ? strchr(err, ' ') + 1 : err);
 		if (e == -E2BIG || e == -ETIME) {
 			if (!u->st.over_budget++)
 				snprintf(u->st.first_over, sizeof(u->st.first_over), "%.120s: %.120s", name,
@@ -506,12 +547,14 @@ static void prune(struct unwinder *u)
 }
 
 /* Serve what the BPF program asked for; a process asked again soon waits its turn. */
-static void serve(struct unwinder *u)
+/* Serve the requests; whether some wait for their process's reload interval */
+static bool serve(struct unwinder *u)
 {
 	uint32_t key, next, ask[256];
 	size_t nr = 0, i;
 	void *prev = NULL;
 	uint64_t now = now_ns(), *last;
+	bool waiting = false;
 
 	while (nr < 256 && bpf_map_get_next_key(u->m.req_fd, prev, &next) == 0) {
 		key = next;
@@ -530,8 +573,10 @@ static void serve(struct unwinder *u)
 		       !((asked & OFFCPU_UNW_REQ_EXEC) &&
 			 (asked & ~OFFCPU_UNW_REQ_EXEC) >= *last);
 		pthread_mutex_unlock(&u->lock);
-		if (wait)
+		if (wait) {
+			waiting = true;
 			continue;
+		}
 		bpf_map_delete_elem(u->m.req_fd, &ask[i]);
 		if (unwinder__add_process(u, (int)ask[i]) == -ESRCH) {
 			bpf_map_delete_elem(u->m.procs_fd, &ask[i]);
@@ -540,6 +585,7 @@ static void serve(struct unwinder *u)
 			pthread_mutex_unlock(&u->lock);
 		}
 	}
+	return waiting || nr == 256;
 }
 
 /*
@@ -599,21 +645,38 @@ out:
 	return 0;
 }
 
+/*
+ * The thread sleeps until BPF asks for a process (unw_wake), a request it
+ * put off is due, the dead processes' tables are due for release, or it is
+ * stopped: nothing is read while nothing happens.
+ */
 static void *run(void *arg)
 {
 	struct unwinder *u = arg;
-	struct timespec ts = { 0, (long)POLL_NS };
-	uint64_t pruned = now_ns();
+	uint64_t pruned = now_ns(), loads = 0;
+	bool waiting = false;
 
 	while (!u->stop) {
-		serve(u);
-		if (u->verify)
-			ring_buffer__consume(u->verify);
-		if (now_ns() - pruned > PRUNE_NS) {
+		struct epoll_event ev[2];
+		uint64_t now, due;
+
+		ring_buffer__consume(u->wake); /* the wakes and the walks to verify */
+		waiting = serve(u);
+		now = now_ns();
+		if (now - pruned > PRUNE_NS) {
 			prune(u);
-			pruned = now_ns();
+			pruned = now = now_ns();
 		}
-		nanosleep(&ts, NULL);
+		due = pruned + PRUNE_NS - now;
+		if (waiting && due > RELOAD_NS)
+			due = RELOAD_NS;
+		/* a burst of loads over: what its builds took back goes back to
+		 * the system (tens of MiB on a busy machine, in this thread's arena) */
+		if (!waiting && u->st.processes != loads) {
+			loads = u->st.processes;
+			malloc_trim(0);
+		}
+		epoll_wait(u->epfd, ev, 2, (int)(due / 1000000) + 1);
 	}
 	return NULL;
 }
@@ -633,6 +696,7 @@ void unwinder__stop(struct unwinder *u)
 	if (!u || !u->running)
 		return;
 	u->stop = 1;
+	(void)eventfd_write(u->stopfd, 1); /* cannot fail: the counter is far from full */
 	/* a build stops at once; only a file that blocks a read holds the
 	 * thread (an NFS server gone): the recording does not wait for it */
 	if (!worker__join_within(u->thread, UNWINDER_STOP_MS, "the unwind table loader")) {
@@ -642,7 +706,7 @@ void unwinder__stop(struct unwinder *u)
 	}
 	u->running = false;
 	if (u->verify)
-		ring_buffer__consume(u->verify); /* the last walks */
+		ring_buffer__consume(u->wake); /* the last walks */
 }
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
@@ -675,7 +739,11 @@ void unwinder__free(struct unwinder *u)
 	unwinder__stop(u);
 	if (u->abandoned)
 		return; /* its thread still uses it */
-	ring_buffer__free(u->verify);
+	ring_buffer__free(u->wake);
+	if (u->epfd >= 0)
+		close(u->epfd);
+	if (u->stopfd >= 0)
+		close(u->stopfd);
 	unwind_oracle__free(u->oracle);
 	tablemem__free(u->tm);
 	hashmap__free(&u->objs);

@@ -24,9 +24,13 @@
 
 struct unwinder;
 
+/* objects without a table named in the summary */
+#define UNWINDER_NAMED 4
+
 struct unwinder_stats {
 	uint64_t objects; /* objects with a table */
 	uint64_t no_table; /* objects without: no .eh_frame, unreadable, ... */
+	char no_table_first[UNWINDER_NAMED][160]; /* the first of them: "NAME: reason" */
 	uint64_t mem_full; /* objects left without a table: --unwind-mem full */
 	uint64_t over_budget; /* objects over what one object may cost (rows, rules, bytes, time) */
 	uint64_t rules_full; /* objects left without a table: the shared rule array was full */

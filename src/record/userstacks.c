@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@
 #include "../util/worker.h"
 
 /* bytes of a sleeping thread's stack read from sp: deeper than the BPF copy */
+/* unwinds quiet this long: what the oracle holds is given back */
+#define IDLE_NS (2000 * 1000000ULL)
 #define START_COPY (32 << 10)
 /* frames kept in all: a recording of many short processes stops keeping more */
 #define MAX_FRAMES (1u << 20)
@@ -58,10 +61,21 @@ struct userstacks {
 	struct { uint64_t start, end; bool anon; } *maps; /* of process maps_tgid (mapping_end()) */
 	size_t nr_maps, cap_maps;
 	uint32_t maps_tgid;
+	/* the Python frames of a thread blocked at the start (python.c) */
+	int (*py_fn)(void *arg, uint32_t tgid, uint64_t fsbase, uint64_t *out, int max);
+	void *py_arg;
 	uint8_t buf[START_COPY];
 };
 
 static int on_snap(void *ctx, void *data, size_t size);
+
+void userstacks__set_python(struct userstacks *us,
+			    int (*fn)(void *arg, uint32_t tgid, uint64_t fsbase, uint64_t *out, int max),
+			    void *arg)
+{
+	us->py_fn = fn;
+	us->py_arg = arg;
+}
 
 struct userstacks *userstacks__new(int fd)
 {
@@ -219,7 +233,8 @@ static uint64_t switches_of(uint32_t tgid, uint32_t tid)
  */
 static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 {
-	uint64_t ips[OFFCPU_MAX_STACK_DEPTH], sp = sn->regs[7], end, t0 = now_ns(), first = 0;
+	uint64_t ips[OFFCPU_MAX_STACK_DEPTH + OFFCPU_PY_FRAMES], sp = sn->regs[7], end, t0 = now_ns(),
+		 first = 0;
 	bool complete = false, anon = false;
 	struct iovec local = { us->buf, 0 }, remote = { (void *)(uintptr_t)sp, 0 };
 	char comm[16] = "";
@@ -256,6 +271,13 @@ static void on_start(struct userstacks *us, const struct offcpu_snap *sn)
 					       sn->regs[16], us->buf, (size_t)got, ips,
 					       OFFCPU_MAX_STACK_DEPTH - 1, &complete);
 	n = end_mark(ips, n, complete);
+	/* its Python frames after them, of the same moment: dropped if it ran meanwhile */
+	if (n > 0 && us->py_fn) {
+		int np = us->py_fn(us->py_arg, sn->tgid, sn->fsbase, ips + n, OFFCPU_PY_FRAMES);
+
+		if (np > 0 && switches_of(sn->tgid, sn->tid) == sn->switches)
+			n += np;
+	}
 	pthread_mutex_lock(&us->lock);
 	us->st.start++;
 	us->st.start_began += sn->began != 0;
@@ -336,24 +358,36 @@ static int on_snap(void *ctx, void *data, size_t size)
 static void *run(void *arg)
 {
 	struct userstacks *us = arg;
-	uint64_t ticket;
+	uint64_t ticket, last = 0;
 
 	while (!us->stop) {
 		struct epoll_event ev;
+		int n;
 
-		epoll_wait(us->epfd, &ev, 1, 50);
+		/* the ring and the requests wake it: the timeout only looks for
+		 * the end of a burst of unwinds */
+		epoll_wait(us->epfd, &ev, 1, last ? 200 : 1000);
 		eventfd_read(us->efd, &(eventfd_t){ 0 });
 		pthread_mutex_lock(&us->lock);
 		ticket = us->serving = us->asked;
 		us->busy_since = now_ns();
 		pthread_mutex_unlock(&us->lock);
 		us->maps_tgid = 0; /* mappings read anew, once a pass */
-		ring_buffer__consume(us->rb);
+		n = ring_buffer__consume(us->rb);
 		pthread_mutex_lock(&us->lock);
 		us->served = ticket;
 		us->busy_since = 0;
 		pthread_cond_broadcast(&us->served_cond);
 		pthread_mutex_unlock(&us->lock);
+		/* quiet for IDLE_NS after unwinds: the processes and object images
+		 * they read (up to hundreds of MiB in a build) go back */
+		if (n > 0)
+			last = now_ns();
+		else if (last && now_ns() - last > IDLE_NS) {
+			last = 0;
+			unwind_oracle__release(us->oracle);
+			malloc_trim(0);
+		}
 	}
 	return NULL;
 }

@@ -6,7 +6,8 @@
  * - A thread of the targets blocked when the recording began: its
  *   registers, taken by the start iterator. Its stack is read here
  *   (process_vm_readv) while it still sleeps, and kept only if its switch
- *   count says it has not run since it was seen blocked; then unwound.
+ *   count says it has not run since it was seen blocked; then unwound, and
+ *   its Python frames read (userstacks__set_python()).
  * - A table walk that met code with no table yet (a process just exec'd, a
  *   library just loaded, a table being built): its registers and its stack
  *   copy, unwound here while the process lives. Its stack in the stack map
@@ -55,6 +56,15 @@ struct userstacks_stats {
 
 /* Over the ring buffer @fd. Returns NULL with errno. */
 struct userstacks *userstacks__new(int fd);
+/*
+ * What reads the Python frames of a thread blocked at the start, after its
+ * native ones (python__thread_frames(): @arg, process, thread pointer,
+ * where to write them and how many at most; returns how many). Set before
+ * userstacks__start(); its frames end the thread's stack, after its mark.
+ */
+void userstacks__set_python(struct userstacks *us,
+			    int (*fn)(void *arg, uint32_t tgid, uint64_t fsbase, uint64_t *out, int max),
+			    void *arg);
 /* Read the ring buffer from a thread of its own, until userstacks__free(). */
 int userstacks__start(struct userstacks *us);
 /* Have the reader read what the ring buffer holds now (the start's threads), and wait for

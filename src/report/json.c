@@ -5,7 +5,8 @@
  * command, stack) with its value (ns off-CPU, else samples), its period sum
  * and sample count, and its stack root first; off-CPU rows also say why they
  * waited when the file has it: "state", and "waker" (null: none recorded),
- * "chain" and "waker_stack".
+ * "chain" and "waker_stack"; "object" (what it waited on, its kind and
+ * name: "mutex lk_mutex (app)"; null: not known) when it has offcpu-wait.
  *
  * "before_waits" (when the file has offcpu-before): the threads waiting
  * when the recording began, longest first, all of them; their samples are
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <string.h>
 #include "profile.h"
+#include "waitobj.h"
 #include "../util/util.h"
 
 /*
@@ -103,6 +105,15 @@ static void why(FILE *f, const struct profile *p, const struct profile_row *r)
 	if (p->has_states) {
 		fprintf(f, ", \"state\": ");
 		str(f, profile__state_name(r->state));
+	}
+	if (p->has_waits) {
+		char buf[600];
+
+		fprintf(f, ", \"object\": ");
+		if (r->wait)
+			str(f, waitobj__text(p, r->wait, buf, sizeof(buf)));
+		else
+			fprintf(f, "null");
 	}
 	if (!p->has_wakers)
 		return;

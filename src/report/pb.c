@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 #include "pb.h"
 #include "../util/util.h"
 
@@ -103,4 +104,29 @@ void pb_msg(struct pb *b, uint32_t field, struct pb *sub)
 		b->err = sub->err;
 	pb_bytes(b, field, sub->d, sub->len);
 	sub->len = 0;
+}
+
+int pb_gzip(const uint8_t *data, size_t len, struct pb *out)
+{
+	z_stream z = { 0 };
+	uint8_t buf[65536];
+	int zr, err = 0;
+
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (uint8_t *)data;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		zr = deflate(&z, Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			err = -EIO;
+			break;
+		}
+		pb_raw(out, buf, sizeof(buf) - z.avail_out);
+		err = out->err;
+	} while (!err && zr != Z_STREAM_END);
+	deflateEnd(&z);
+	return err;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Protocol buffer encoding for report's outputs (pprof.c, perfetto.c): a
- * growing buffer, varints, length-delimited fields and embedded messages.
+ * Protocol buffer encoding for report's outputs (pprof.c, perfetto.c) and
+ * push's requests: a growing buffer, varints, length-delimited fields,
+ * embedded messages, gzip.
  * The first allocation failure is kept in err and every later call does
  * nothing; the caller frees d.
  */
@@ -35,5 +36,7 @@ void pb_bytes(struct pb *b, uint32_t field, const void *p, size_t n);
 void pb_str(struct pb *b, uint32_t field, const char *s);
 /* Append @sub as embedded message @field (its error kept in @b) and empty it for reuse. */
 void pb_msg(struct pb *b, uint32_t field, struct pb *sub);
+/* Append @len bytes of @data, gzip-compressed (a gzip member, as pprof files are), to @out. 0 or -errno. */
+int pb_gzip(const uint8_t *data, size_t len, struct pb *out);
 
 #endif

@@ -6,18 +6,19 @@
  * and their period. Each binary becomes a mapping (with its build id), each
  * distinct function a Function, each frame a Location; samples are labelled
  * with thread name, pid and tid, and off-CPU ones with their state and waker
- * when the file has them. --states and --wakers give the stacks folded has
+ * when the file has them, and what they waited on ("object") where known. --states and --wakers give the stacks folded has
  * (profile__row_frames): their labels ([S], "--", a waker's name) are
- * Locations without a mapping.
+ * Locations without a mapping. pprof__encode() makes it of some rows only,
+ * with labels named as its caller says (record --push's Pyroscope profiles).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 #include "pb.h"
 #include "profile.h"
+#include "waitobj.h"
 #include "../util/util.h"
 
 struct strs {
@@ -52,32 +53,13 @@ static void value_type(struct pb *b, struct pb *sub, uint32_t field, struct strs
 	pb_msg(b, field, sub);
 }
 
-static int gzip_to(int fd, const uint8_t *data, size_t len)
+static bool row_kept(const struct pprof_opts *o, const struct profile_row *r)
 {
-	z_stream z = { 0 };
-	uint8_t out[65536];
-	int zr, err = 0;
-
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	z.next_in = (uint8_t *)data;
-	z.avail_in = (uInt)len;
-	do {
-		z.next_out = out;
-		z.avail_out = sizeof(out);
-		zr = deflate(&z, Z_FINISH);
-		if (zr == Z_STREAM_ERROR) {
-			err = -EIO;
-			break;
-		}
-		err = write_full(fd, out, sizeof(out) - z.avail_out);
-	} while (!err && zr != Z_STREAM_END);
-	deflateEnd(&z);
-	return err;
+	return r->event == (uint32_t)o->event && (!o->keep || o->keep(r, o->arg));
 }
 
-/* The executable with the most of @event's value (summed over its processes), or UINT32_MAX. */
-static uint32_t main_exe(const struct profile *p, int event)
+/* The executable with the most of the rows' value (summed over its processes), or UINT32_MAX. */
+static uint32_t main_exe(const struct profile *p, const struct pprof_opts *o)
 {
 	uint64_t *w = calloc(p->nr_dsos + 1, sizeof(*w));
 	uint32_t i, best = UINT32_MAX;
@@ -87,7 +69,7 @@ static uint32_t main_exe(const struct profile *p, int event)
 	for (i = 0; i < p->nr_rows; i++) {
 		const struct profile_row *r = &p->rows[i];
 
-		if (r->event == (uint32_t)event && r->exe < p->nr_dsos)
+		if (row_kept(o, r) && r->exe < p->nr_dsos)
 			w[r->exe] += profile__value(p, r->event, r->period, r->count);
 	}
 	for (i = 0; i < p->nr_dsos; i++)
@@ -97,9 +79,18 @@ static uint32_t main_exe(const struct profile *p, int event)
 	return best;
 }
 
-int pprof__write(const struct profile *p, int event, int fd)
+/* A string label @key = @val on the sample being built in @sub. */
+static void str_label(struct pb *sub, struct pb *sub2, struct strs *s, const char *key,
+		      const char *val)
 {
-	const struct profile_event *ev = &p->events[event];
+	pb_uint_nz(sub2, 1, str_id(s, key));
+	pb_uint_nz(sub2, 2, str_id(s, val));
+	pb_msg(sub, 3, sub2);
+}
+
+int pprof__encode(const struct profile *p, const struct pprof_opts *o, struct pb *out)
+{
+	const struct profile_event *ev = &p->events[o->event];
 	struct pb b = { 0 }, sub = { 0 }, sub2 = { 0 };
 	struct strs s = { 0 };
 	uint8_t *seen = NULL, *fseen = NULL;
@@ -134,7 +125,7 @@ int pprof__write(const struct profile *p, int event, int fd)
 		uint32_t comm_at;
 		int n;
 
-		if (r->event != (uint32_t)event || profile__row_empty(r))
+		if (!row_kept(o, r) || profile__row_empty(r))
 			continue;
 		/* the stack folded draws, without the command (the "thread" label) */
 		n = profile__row_frames(p, r, &frames, &fcap, &comm_at);
@@ -156,26 +147,44 @@ int pprof__write(const struct profile *p, int event, int fd)
 			pb_varint(&sub2, r->period);
 		}
 		pb_msg(&sub, 2, &sub2);
-		pb_uint_nz(&sub2, 1, str_id(&s, "thread"));
-		pb_uint_nz(&sub2, 2, str_id(&s, strtab__get(&p->str, r->comm)));
-		pb_msg(&sub, 3, &sub2);
-		pb_uint_nz(&sub2, 1, str_id(&s, "pid"));
-		pb_uint_nz(&sub2, 3, r->pid);
-		pb_msg(&sub, 3, &sub2);
-		pb_uint_nz(&sub2, 1, str_id(&s, "tid"));
-		pb_uint_nz(&sub2, 3, r->tid);
-		pb_msg(&sub, 3, &sub2);
-		/* why it waited, for pprof -tagfocus and friends */
-		if (p->has_states && ev->offcpu) {
-			pb_uint_nz(&sub2, 1, str_id(&s, "state"));
-			pb_uint_nz(&sub2, 2, str_id(&s, profile__state_name(r->state)));
+		if (o->thread)
+			str_label(&sub, &sub2, &s, o->thread, strtab__get(&p->str, r->comm));
+		if (o->pid) {
+			pb_uint_nz(&sub2, 1, str_id(&s, o->pid));
+			pb_uint_nz(&sub2, 3, r->pid);
 			pb_msg(&sub, 3, &sub2);
 		}
-		if (p->has_wakers && ev->offcpu) {
+		if (o->tid) {
+			pb_uint_nz(&sub2, 1, str_id(&s, o->tid));
+			pb_uint_nz(&sub2, 3, r->tid);
+			pb_msg(&sub, 3, &sub2);
+		}
+		/* why it waited, for pprof -tagfocus and friends */
+		if (o->state && p->has_states && ev->offcpu)
+			str_label(&sub, &sub2, &s, o->state, profile__state_name(r->state));
+		if (o->waker && p->has_wakers && ev->offcpu) {
 			char buf[256];
 
-			pb_uint_nz(&sub2, 1, str_id(&s, "waker"));
-			pb_uint_nz(&sub2, 2, str_id(&s, profile__waker_text(p, r, buf, sizeof(buf))));
+			if (!o->waker_name_only)
+				str_label(&sub, &sub2, &s, o->waker,
+					  profile__waker_text(p, r, buf, sizeof(buf)));
+			else if (r->waker)
+				str_label(&sub, &sub2, &s, o->waker, strtab__get(&p->str, r->waker));
+		}
+		if (o->waker_function && ev->offcpu && r->waker_stack != UINT32_MAX) {
+			uint32_t own = profile__own_frame(p, r->waker_stack);
+
+			/* a user frame: the wakeup's own kernel frames name none of the waker's */
+			if (own != UINT32_MAX && !p->frames[own].kernel)
+				str_label(&sub, &sub2, &s, o->waker_function,
+					  profile__frame_name(p, own));
+		}
+		/* what it waited on: a label of its own, only where known */
+		if (r->wait && ev->offcpu) {
+			char buf[600];
+
+			pb_uint_nz(&sub2, 1, str_id(&s, "object"));
+			pb_uint_nz(&sub2, 2, str_id(&s, waitobj__text(p, r->wait, buf, sizeof(buf))));
 			pb_msg(&sub, 3, &sub2);
 		}
 		pb_msg(&b, 2, &sub);
@@ -231,7 +240,7 @@ int pprof__write(const struct profile *p, int event, int fd)
 	 * the most of the event, as perf's converters put each process's own
 	 * executable first, not the first binary the file happened to map.
 	 */
-	main = main_exe(p, event);
+	main = main_exe(p, o);
 	for (k = 0; k <= p->nr_dsos; k++) {
 		const struct profile_dso *d;
 		char hex[41];
@@ -268,7 +277,7 @@ int pprof__write(const struct profile *p, int event, int fd)
 	if (err)
 		goto out;
 	pb_raw(&b, s.out.d, s.out.len);
-	err = b.err ? b.err : gzip_to(fd, b.d, b.len);
+	err = b.err ? b.err : pb_gzip(b.d, b.len, out);
 out:
 	free(b.d);
 	free(sub.d);
@@ -281,5 +290,17 @@ out:
 	free(dso_max);
 	free(fn_of);
 	free(frames);
+	return err;
+}
+
+int pprof__write(const struct profile *p, int event, int fd)
+{
+	struct pprof_opts o = { .event = event, .thread = "thread", .pid = "pid", .tid = "tid",
+				.state = "state", .waker = "waker" };
+	struct pb out = { 0 };
+	int err = pprof__encode(p, &o, &out);
+
+	err = err ?: write_full(fd, out.d, out.len);
+	free(out.d);
 	return err;
 }

@@ -97,7 +97,7 @@ int profile__events(struct profile *p, uint32_t nr)
 int profile__add_sample(struct profile *p, const struct report_sample *s)
 {
 	struct profile_row key = { .event = s->event, .pid = s->pid, .tid = s->tid,
-				   .comm = s->comm, .stack = s->stack, .state = s->state,
+				   .comm = s->comm, .stack = s->stack, .wait = s->wait, .state = s->state,
 				   .waker = s->waker, .chain = s->chain,
 				   .waker_stack = s->waker_stack };
 	struct profile_row *r;
@@ -159,6 +159,8 @@ void profile__free(struct profile *p)
 	free(p->rows);
 	hashmap__free(&p->row_idx);
 	free(p->befores);
+	hashmap__free(&p->wait_idx);
+	free(p->waits);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -271,8 +273,8 @@ uint32_t profile__find_label(const struct profile *p, const char *name, size_t l
 uint32_t profile__row(struct profile *p, const struct profile_row *k)
 {
 	bool woken = k->waker != 0;
-	uint32_t key[9] = { k->event, k->pid, k->tid, k->comm, k->stack, k->state, k->waker,
-			    woken ? k->chain : 0, woken ? k->waker_stack : UINT32_MAX };
+	uint32_t key[10] = { k->event, k->pid, k->tid, k->comm, k->stack, k->state, k->waker,
+			     woken ? k->chain : 0, woken ? k->waker_stack : UINT32_MAX, k->wait };
 	int created;
 	uint64_t *v = hashmap__upsert(&p->row_idx, key, sizeof(key), &created);
 
@@ -294,6 +296,7 @@ uint32_t profile__row(struct profile *p, const struct profile_row *k)
 		r->waker = k->waker;
 		r->chain = key[7];
 		r->waker_stack = key[8];
+		r->wait = k->wait;
 		r->exe = UINT32_MAX;
 		*v = p->nr_rows++;
 	}

@@ -90,6 +90,7 @@ struct profile_stack {
  */
 struct profile_row {
 	uint32_t event, pid, tid, comm, stack;
+	uint32_t wait; /* what it waited on: 1 + its index in waits; 0: not known */
 	uint32_t state; /* the state waited in + 1 (enum offcpu_state, runqueue); 0 unknown */
 	uint32_t waker; /* strtab: the waker's name (chain[0]); 0: no wakeup recorded */
 	uint32_t chain; /* strtab: who woke the waker just before, and so on: "b;c"; 0 none */
@@ -115,6 +116,50 @@ struct profile_event {
  *             went on past this file's end, --switch-output, or was lost)
  */
 enum before_end { BEFORE_TO_END, BEFORE_ENDED, BEFORE_ENDED_BY, BEFORE_NOT_SEEN };
+
+/*
+ * What waits waited on (offcpu-wait, waitobj.c), one entry per object: a
+ * futex address in a process, a file (device and inode) any process may
+ * share, a system call with no object. Its kind is the most a wait on it
+ * told: a futex is a mutex when a wait's stack was in pthread_mutex_lock.
+ */
+enum wait_kind {
+	WAIT_KIND_FUTEX, /* a futex nothing told more of */
+	WAIT_KIND_MUTEX,
+	WAIT_KIND_LIBC_LOCK, /* glibc's own internal lock (__lll_lock_wait_private) */
+	WAIT_KIND_CONDVAR,
+	WAIT_KIND_RWLOCK,
+	WAIT_KIND_SEMAPHORE,
+	WAIT_KIND_BARRIER,
+	WAIT_KIND_JOIN, /* pthread_join: the joined thread's id is the owner */
+	WAIT_KIND_PIPE,
+	WAIT_KIND_SOCKET,
+	WAIT_KIND_FILE,
+	WAIT_KIND_FILE_LOCK, /* flock, fcntl(F_SETLKW) */
+	WAIT_KIND_EVENTFD,
+	WAIT_KIND_TIMERFD,
+	WAIT_KIND_SIGNALFD,
+	WAIT_KIND_EPOLL,
+	WAIT_KIND_DEVICE,
+	WAIT_KIND_FD, /* a descriptor offcpu could not read */
+	WAIT_KIND_NONE, /* no object: the system call alone (a thread waiting at the end) */
+	WAIT_KIND_NR,
+};
+
+struct profile_wait {
+	uint32_t kind; /* enum wait_kind */
+	uint32_t pid; /* whose address or descriptor (0: a file any process may share) */
+	uint64_t addr; /* a futex's address */
+	uint64_t ino; /* a file's inode and device */
+	uint32_t dev;
+	uint32_t syscall; /* the system call of its first wait (x86-64 number); ~0: none */
+	uint32_t name; /* strtab: what it is, without its kind: "lk_mutex (locks)", "pipe:[1234]" */
+	int32_t fd; /* the descriptor of its first wait; -1 */
+	/* a socket's, to find its peer among the others */
+	uint16_t family, protocol, lport, rport;
+	uint8_t laddr[16], raddr[16];
+	uint64_t peer_ino; /* a unix socket's peer */
+};
 
 /* A thread waiting when the recording began (its offcpu-before sample), after the filters. */
 struct profile_before {
@@ -170,6 +215,13 @@ struct profile {
 	bool show_srcline; /* folded: NAME (FILE:LINE) where the source is known */
 	uint32_t sep_frame; /* the label "--" between a wakee's and its waker's frames */
 	uint32_t state_frames[OFFCPU_STATES_ALL + 1]; /* labels [?], [preempted], [S], ... by row state */
+	/* what waits waited on (offcpu-wait), waitobj.c */
+	struct profile_wait *waits;
+	uint32_t nr_waits, cap_waits;
+	struct hashmap wait_idx;
+	bool has_waits; /* the file declares offcpu-wait (offcpu record 0.2+) */
+	uint64_t wait_samples, wait_samples_switch; /* offcpu-wait samples; of them, taken at a switch-out */
+	uint64_t orphan_waits; /* offcpu-wait samples not right after their wait: ignored */
 };
 
 int profile__init(struct profile *p, uint32_t nr_events);
@@ -307,13 +359,36 @@ struct text_opts {
 	bool no_before; /* leave out the threads waiting since before the recording */
 };
 enum sort_key {
-	SORT_COMM, SORT_PID, SORT_TID, SORT_DSO, SORT_SYM, SORT_STATE, SORT_WAKER, SORT_RUNTIME,
-	SORT_NR
+	SORT_COMM, SORT_PID, SORT_TID, SORT_DSO, SORT_SYM, SORT_STATE, SORT_WAKER, SORT_OBJECT,
+	SORT_RUNTIME, SORT_NR
 };
 
 int text__write(const struct profile *p, const struct text_opts *o, FILE *f);
+/* For the text outputs (text.c): a wait's length as people read it (812.5 ms, 47.213 s,
+ * 12 min 03.4 s, 3 h 02 min 10 s); the local wall-clock time of CLOCK_MONOTONIC
+ * instant @mono (the file's CLOCK_DATA relates the two), with the date when @date,
+ * false without it; whether two instants fall on the same local day. */
+const char *fmt_wait(uint64_t ns, char *buf, size_t cap);
+bool fmt_clock(const struct profile *p, uint64_t mono, bool date, char *buf, size_t cap);
+bool same_day(const struct profile *p, uint64_t a, uint64_t b);
 int folded__write(const struct profile *p, int event, FILE *f);
 int pprof__write(const struct profile *p, int event, int fd);
+/*
+ * pprof__write()'s profile of @event's rows that @keep takes (NULL: all of
+ * them), with the labels whose keys are given (NULL leaves one out): the
+ * thread's name, pid, tid, the state, the waker (its name alone with
+ * @waker_name_only, else with the chain before it) and the waker's own
+ * function (profile__own_frame() of its stack, when a user frame). gzip'ed, appended to @out.
+ */
+struct pb;
+struct pprof_opts {
+	int event;
+	bool (*keep)(const struct profile_row *r, void *arg);
+	void *arg;
+	const char *thread, *pid, *tid, *state, *waker, *waker_function;
+	bool waker_name_only;
+};
+int pprof__encode(const struct profile *p, const struct pprof_opts *o, struct pb *out);
 int svg__write(const struct profile *p, int event, const char *title, FILE *f);
 int json__write(const struct profile *p, FILE *f);
 

@@ -17,7 +17,9 @@
 #include "resolve.h"
 #include "perfetto.h"
 #include "timeline.h"
+#include "locks.h"
 #include "critpath.h"
+#include "unnamed.h"
 #include "session.h"
 #include "../util/outfile.h"
 #include "../util/util.h"
@@ -42,6 +44,8 @@ enum {
 	OPT_PERFETTO,
 	OPT_TIMELINE,
 	OPT_SRCLINE,
+	OPT_LOCKS,
+	OPT_FAIL_ON_DEADLOCK,
 	OPT_CRITICAL_PATH,
 };
 
@@ -49,6 +53,7 @@ struct report_opts {
 	struct session_opts s;
 	struct text_opts t;
 	bool folded, json, states, wakers, srcline, critical_path, sorted;
+	bool locks, fail_on_deadlock; /* --locks, --fail-on-deadlock (locks.h) */
 	const char *pprof, *svg, *perfetto, *timeline;
 	char *comm_buf;
 };
@@ -61,15 +66,20 @@ static const struct argp_option report_options[] = {
 	{ "sort", 's', "KEYS", 0, "Group by these keys: comm, pid, tid, dso, sym, state (the "
 				  "state waited in: S, D, preempted, runqueue, T, I), waker (who woke "
 				  "the wait, then who had woken the waker: 'writer <- [timer]'; [none] "
-				  "when no wakeup was recorded; needs record --wakers), runtime (the "
-				  "innermost frame of a runtime's own code, nearest the wait: a Python "
-				  "or JavaScript function, a JIT-compiled method, a Go function outside "
-				  "Go's runtime; [none] when the stack has none) (default comm,dso,sym)", 0 },
+				  "when no wakeup was recorded; needs record --wakers), object (what it "
+				  "waited on: 'mutex lk_mutex (app)', 'pipe:[1234]', 'socket TCP "
+				  "127.0.0.1:5000 -> 127.0.0.1:80'; [none] when not recorded; record "
+				  "--wait-objects), runtime (the innermost frame of a runtime's own code, "
+				  "nearest the wait: a Python or JavaScript function, a JIT-compiled "
+				  "method, a Go function outside Go's runtime; [none] when the stack has "
+				  "none) (default comm,dso,sym)", 0 },
 	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
 	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 10)", 0 },
 	{ "no-before", OPT_NO_BEFORE, 0, 0, "Leave out the threads waiting since before the "
-					    "recording began, which the text output lists first "
-					    "(record -p of a running process: offcpu-before)", 0 },
+					    "recording began and those still waiting at its end "
+					    "(with what they wait on, whom for, and the deadlocks), "
+					    "which the text output lists first (record -p of a "
+					    "running process: offcpu-before)", 0 },
 	{ 0, 0, 0, 0, "Outputs (the text table when none is given):", 1 },
 	{ "folded", OPT_FOLDED, 0, 0, "Folded stacks on stdout: comm;outer;...;inner VALUE "
 				      "(us off-CPU, samples otherwise)", 1 },
@@ -86,6 +96,17 @@ static const struct argp_option report_options[] = {
 					       "real times coloured by state, arrows from wakers, "
 					       "click for stacks, shift-drag for a window's flame "
 					       "graph; - for stdout", 1 },
+	{ "locks", OPT_LOCKS, 0, 0, "What the waits waited on, one row per object, most waited on "
+				    "first, instead of the table: its kind (mutex, condvar, rwlock, "
+				    "futex, pipe, socket, file, eventfd, ...), name (a mutex's symbol, "
+				    "a pipe's inode, a socket's addresses) and address, the time "
+				    "waited, its waiters, and who held it (a mutex's owner, and the "
+				    "function it was in) or was at its other end (a pipe's writer, a "
+				    "socket's peer); needs record --wait-objects for all waits", 1 },
+	{ "fail-on-deadlock", OPT_FAIL_ON_DEADLOCK, 0, 0, "Exit with status 3 when threads still "
+							  "waiting at the end of the recording "
+							  "wait on each other (a \"deadlock:\" line)",
+	  1 },
 	{ "wakers", OPT_WAKERS, 0, 0, "Folded, SVG and pprof stacks of waits go on with who woke "
 				      "them, in BCC offwaketime's layout, which flamegraph.pl draws "
 				      "with the waker on top: comm;wakee outer..inner;--;waker "
@@ -155,6 +176,19 @@ static const char report_doc[] =
 	"Their time before the recording is in no total, table or flame graph:\n"
 	"--event offcpu-before shows it as an event of its own.\n"
 	"\n"
+	"What the waits waited on (record --wait-objects): --locks lists each object\n"
+	"(a mutex by its symbol, a pipe, a socket with its addresses), the time\n"
+	"waited, its waiters and who held it, in which function:\n"
+	"       802.084        2  mutex      lk_mutex (app) at 0x55a11e26e1e0 in process 22093\n"
+	"      waiters: lk-waiter1/22096 400.2 ms, lk-waiter2/22097 401.9 ms\n"
+	"      held by: lk-holder/22095 in sleep_ms <- lk_hold_mutex <- holder\n"
+	"The threads still waiting when the recording ended (record -p of a hung\n"
+	"process; no option needed) come first, each with what it waits on and whom\n"
+	"for, followed as a chain; threads that wait on each other are a deadlock:\n"
+	"  deadlock: a/12 in f (stack: ...) waits on mutex m1 (app), held by b/13;\n"
+	"  b/13 in g (stack: ...) waits on mutex m2 (app), held by a/12\n"
+	"(one line); --fail-on-deadlock exits 3 then.\n"
+	"\n"
 	"Examples:\n"
 	"  offcpu report -i app.data\n"
 	"  offcpu report -i app.data --sort comm,tid\n"
@@ -166,12 +200,14 @@ static const char report_doc[] =
 	"  offcpu report -i app.data --svg app.svg --pprof app.pb.gz\n"
 	"  offcpu report -i app.data --perfetto app.pftrace   # then ui.perfetto.dev\n"
 	"  offcpu report -i app.data --timeline app.html      # open it offline\n"
+	"  offcpu report -i app.data --locks                  # record --wait-objects\n"
+	"  offcpu report -i hung.data --fail-on-deadlock\n"
 	"  offcpu report -i app.data --critical-path --comm request";
 
 static int parse_sort(struct text_opts *o, const char *arg)
 {
 	static const char *names[] = { "comm", "pid", "tid", "dso", "sym", "state", "waker",
-				       "runtime" };
+				       "object", "runtime" };
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int err = 0;
 	size_t k;
@@ -259,10 +295,16 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		err = parse_sort(&o->t, arg);
 		if (err)
 			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym, state, waker, "
-				   "runtime)", arg);
+				   "object, runtime)", arg);
 		break;
 	case OPT_WAKERS:
 		o->wakers = true;
+		break;
+	case OPT_LOCKS:
+		o->locks = true;
+		break;
+	case OPT_FAIL_ON_DEADLOCK:
+		o->fail_on_deadlock = true;
 		break;
 	case OPT_STATES:
 		o->states = true;
@@ -499,6 +541,7 @@ static int critical_path(const struct report_opts *o)
 	const char *other = o->json ? "--json" : o->perfetto ? "--perfetto" :
 			    o->timeline ? "--timeline" : o->wakers ? "--wakers" :
 			    o->states ? "--states" : o->sorted ? "--sort" :
+			    o->locks ? "--locks" : o->fail_on_deadlock ? "--fail-on-deadlock" :
 			    o->s.event ? "--event" : NULL;
 
 	if (other) {
@@ -518,127 +561,16 @@ static int critical_path(const struct report_opts *o)
 	return critpath__report(&o->s, &r) ? 1 : 0;
 }
 
-struct unnamed_obj {
-	uint32_t dso;
-	uint64_t value;
-};
-
-static int cmp_unnamed(const void *a, const void *b)
-{
-	const struct unnamed_obj *x = a, *y = b;
-
-	return (x->value < y->value) - (x->value > y->value);
-}
-
-/*
- * One line on stderr when user frames stayed without a symbol (named
- * OBJ+0xOFFSET): how many, the share of the off-CPU time (else of the
- * samples) whose stacks hold one, their objects (most time first), and what
- * would name them. Nothing when every frame has a name, or when the output
- * shows no frame (a table without sym among its keys).
- */
-static void warn_unnamed(const struct profile *p, const struct debuginfo_stats *di)
-{
-	uint8_t *mark = calloc(p->nr_frames ? p->nr_frames : 1, 1); /* 1 unnamed, 2 and seen */
-	struct unnamed_obj *objs = calloc(p->nr_dsos ? p->nr_dsos : 1, sizeof(*objs));
-	uint64_t total = 0, with = 0;
-	unsigned nframes = 0, shown = 0, nfiles = 0;
-	bool offcpu = false, files = false, anon = false, one;
-	char list[512] = "", share[32];
-	size_t len = 0;
-	uint32_t i, k;
-
-	if (!mark || !objs)
-		goto out;
-	for (i = 0; i < p->nr_frames; i++)
-		mark[i] = resolver__unnamed(p, i);
-	for (i = 0; i < p->nr_rows; i++)
-		offcpu |= p->events[p->rows[i].event].offcpu && !profile__row_empty(&p->rows[i]);
-	for (i = 0; i < p->nr_rows; i++) {
-		const struct profile_row *r = &p->rows[i];
-		uint64_t v = offcpu ? r->period : r->count;
-		uint32_t dsos[16], nd = 0, nr, d, j;
-		const uint32_t *fr;
-		bool any = false;
-
-		if (profile__row_empty(r) || (offcpu && !p->events[r->event].offcpu) ||
-		    r->stack >= p->nr_stacks)
-			continue;
-		total += v;
-		fr = profile__stack_frames(p, r->stack, &nr);
-		for (k = 0; k < nr; k++) {
-			if (fr[k] >= p->nr_frames || !mark[fr[k]])
-				continue;
-			any = true;
-			nframes += mark[fr[k]] == 1;
-			mark[fr[k]] = 2;
-			d = p->frames[fr[k]].dso;
-			for (j = 0; j < nd && dsos[j] != d; j++) /* the row's objects, each once */
-				;
-			if (j == nd && nd < ARRAY_SIZE(dsos))
-				dsos[nd++] = d;
-		}
-		if (!any)
-			continue;
-		with += v;
-		for (k = 0; k < nd; k++) {
-			objs[dsos[k]].dso = dsos[k] + 1;
-			objs[dsos[k]].value += v;
-		}
-	}
-	if (!nframes || !total)
-		goto out;
-	qsort(objs, p->nr_dsos, sizeof(*objs), cmp_unnamed);
-	for (k = 0; k < p->nr_dsos && objs[k].dso; k++) {
-		const char *path = strtab__get(&p->str, p->dsos[objs[k].dso - 1].name);
-		bool file = path[0] == '/' && path[1] != '/';
-
-		nfiles += file;
-		anon |= !file;
-		if (shown < 4 && len < sizeof(list) - 1) {
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", shown ? ", " : "",
-						strtab__get(&p->str, p->dsos[objs[k].dso - 1].short_name));
-			shown++;
-		}
-	}
-	if (k > shown && len < sizeof(list) - 1)
-		snprintf(list + len, sizeof(list) - len, " and %u more", k - shown);
-	if (with * 1000 < total)
-		snprintf(share, sizeof(share), "less than 0.1%%");
-	else
-		snprintf(share, sizeof(share), "%.1f%%", 100.0 * (double)with / (double)total);
-	files = nfiles > 0;
-	one = nfiles == 1;
-	pr_warn("%u frame%s in %s of the %s %s no symbol, in %s: %s%s%s", nframes,
-		nframes == 1 ? "" : "s", share, offcpu ? "off-CPU time" : "samples",
-		nframes == 1 ? "has" : "have", list,
-		!files ? "" :
-		!di->enabled ? (one ? "install its -dbgsym package (or put its debug file under "
-				      "--debug-dir), or set DEBUGINFOD_URLS to a debuginfod server" :
-				      "install their -dbgsym packages (or put their debug files under "
-				      "--debug-dir), or set DEBUGINFOD_URLS to a debuginfod server") :
-		di->failed ? (one ? "debuginfod failed (said above); install its -dbgsym package" :
-				    "debuginfod failed (said above); install their -dbgsym packages") :
-			     (one ? "debuginfod (DEBUGINFOD_URLS) has no debug info for it either; "
-				    "install its -dbgsym package" :
-				    "debuginfod (DEBUGINFOD_URLS) has no debug info for them either; "
-				    "install their -dbgsym packages"),
-		files && anon ? "; " : "",
-		anon ? "code in memory without a file (JIT) is named only by its runtime's perf map" :
-		       "");
-out:
-	free(mark);
-	free(objs);
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct argp argp = { report_options, report_parse, NULL, report_doc };
 	struct report_opts o = { 0 };
 	struct debuginfo_stats dstats = { 0 };
 	struct trace_out trace = { 0 };
-	struct sample_consumer *more[2];
+	struct sample_consumer *more[3];
 	struct timeline *tl = NULL;
+	struct locks locks;
+	int deadlocks = 0;
 	size_t nr_more = 0;
 	struct profile p;
 	int ret, ev = -1;
@@ -689,6 +621,9 @@ int cmd_report(int argc, char **argv)
 		}
 		more[nr_more++] = timeline__consumer(tl);
 	}
+	/* what the waits waited on: every wait for --locks, else the hang view's */
+	locks__init(&locks, &p, o.locks);
+	more[nr_more++] = &locks.c;
 	ret = session__load_with(&o.s, &p, more, nr_more);
 	for (i = 0; i < o.t.nr_keys; i++) {
 		sort_states |= o.t.keys[i] == SORT_STATE;
@@ -707,6 +642,12 @@ int cmd_report(int argc, char **argv)
 		       "states (its offcpu-time samples carry no weight): record it with offcpu 0.2 "
 		       "or later; files of perf record or older offcpu versions do not have them",
 		       o.s.input, o.states ? "--states" : "--sort state");
+		ret = -ENOENT;
+	}
+	if (!ret && o.locks && !p.wait_samples) {
+		pr_err("%s: --locks needs what each wait waited on, and this file has %s: record "
+		       "it with offcpu record --wait-objects", o.s.input,
+		       p.has_waits ? "no wait objects" : "no offcpu-wait event");
 		ret = -ENOENT;
 	}
 	/* the trace and the timeline are kept only if the whole report can be made */
@@ -734,8 +675,18 @@ int cmd_report(int argc, char **argv)
 		ret = write_output(&p, ev, o.pprof, o.s.input, false);
 	if (!ret && o.svg)
 		ret = write_output(&p, ev, o.svg, o.s.input, true);
-	if (!ret && !o.folded && !o.json && !o.pprof && !o.svg && !o.perfetto &&
-	    !o.timeline)
+	if (!ret && !o.folded && !o.json && !o.pprof && !o.svg && !o.perfetto && !o.timeline &&
+	    !o.t.no_before && hang__any(&locks)) {
+		deadlocks = hang__write(&locks, stdout);
+		ret = deadlocks < 0 ? deadlocks : 0;
+	} else if (!ret && o.fail_on_deadlock) {
+		deadlocks = hang__write(&locks, NULL); /* counted, not shown */
+		ret = deadlocks < 0 ? deadlocks : 0;
+	}
+	if (!ret && o.locks)
+		ret = locks__write(&locks, stdout);
+	else if (!ret && !o.folded && !o.json && !o.pprof && !o.svg && !o.perfetto &&
+		 !o.timeline)
 		ret = text__write(&p, &o.t, stdout);
 	if (!ret && (fflush(stdout) || ferror(stdout))) {
 		pr_err("cannot write the report: %s", strerror(errno));
@@ -744,10 +695,16 @@ int cmd_report(int argc, char **argv)
 	if (!ret && (o.folded || o.json || o.pprof || o.svg || sort_sym))
 		warn_unnamed(&p, &dstats);
 out:
+	locks__free(&locks);
 	profile__free(&p);
 	free(o.s.pids);
 	free(o.s.tids);
 	free(o.s.comms);
 	free(o.comm_buf);
+	if (!ret && o.fail_on_deadlock && deadlocks > 0) {
+		pr_warn("%d deadlock%s among the threads waiting at the end", deadlocks,
+			deadlocks == 1 ? "" : "s");
+		return 3;
+	}
 	return ret ? 1 : 0;
 }

@@ -2,8 +2,8 @@
 /*
  * A report session (session.h): the records in perf's order, the side-band
  * to threads.c, each sample parsed once, filtered, resolved (resolve.c) and
- * handed to the consumers; an offcpu-waker sample joins the offcpu-time
- * sample it follows, which waits for it.
+ * handed to the consumers; an offcpu-wait and an offcpu-waker sample join
+ * the offcpu-time sample they follow, which waits for them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include "befores.h"
 #include "resolve.h"
 #include "threads.h"
+#include "waitobj.h"
 #include "../offcpu.h"
 #include "../perfdata/queue.h"
 #include "../perfdata/wakers.h"
@@ -110,6 +111,30 @@ static int on_waker(struct session *s, const struct perf_event_header *h,
 }
 
 /*
+ * An offcpu-wait sample: what the wait of the offcpu-time sample just before
+ * it waited on (same thread, time and period). It completes that one, which
+ * still waits for its waker sample, if any.
+ */
+static int on_wait(struct session *s, const struct perf_sample *smp)
+{
+	struct report_sample *w = &s->pending;
+	struct offcpu_wait_obj o;
+
+	s->p->wait_samples++;
+	if (!s->has_pending || w->wait || smp->time != w->time || smp->period != w->period ||
+	    smp->tid != w->tid || !smp->raw || wait__parse(smp->raw, smp->raw_size, &o) ||
+	    o.r.tid != w->tid) {
+		s->p->orphan_waits++;
+		return 0;
+	}
+	if (!(o.r.flags & (OFFCPU_WAIT_AT_START | OFFCPU_WAIT_AT_END)))
+		s->p->wait_samples_switch++;
+	if (!(w->flags & SAMPLE_ROWS))
+		return 0; /* the filters left its wait out */
+	return waitobj__resolve(&s->res, w->pid, w->tid, &o, w);
+}
+
+/*
  * Whether the thread of @smp passes --pid, --tid and --comm: 1 yes, 0 no,
  * -ENOMEM; its command in *@comm once --pid and --tid let it through.
  */
@@ -186,6 +211,8 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 	e = perf_reader__event(s->r, ev);
 	if (!strcmp(e->name, OFFCPU_WAKER_EVENT_NAME))
 		return on_waker(s, h, e, &smp);
+	if (!strcmp(e->name, OFFCPU_WAIT_EVENT_NAME))
+		return on_wait(s, &smp);
 	ret = flush_pending(s);
 	if (ret)
 		return ret;
@@ -201,6 +228,8 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 	rs.pid = smp.pid;
 	rs.tid = smp.tid;
 	rs.cpu = (e->attr.sample_type & PERF_SAMPLE_CPU) ? smp.cpu : UINT32_MAX;
+	if (e->attr.sample_type & PERF_SAMPLE_CGROUP)
+		rs.cgroup = smp.cgroup;
 	if (rs.role != SAMPLE_OTHER && (e->attr.sample_type & PERF_SAMPLE_WEIGHT) &&
 	    smp.weight <= OFFCPU_STATES_ALL)
 		rs.state = (uint32_t)smp.weight;
@@ -254,6 +283,22 @@ static int on_sample(struct session *s, const struct perf_event_header *h, size_
 	return 0;
 }
 
+/* A CGROUP record: its id's path, to the consumers that ask for it. */
+static int on_cgroup(struct session *s, const struct perf_event_header *h)
+{
+	struct perf_record_cgroup cg;
+	const char *path = perf_record__name(h, sizeof(cg));
+	size_t i;
+	int ret;
+
+	if (!path || !perf_record__copy(h, &cg, sizeof(cg)))
+		return 0;
+	for (i = 0; i < s->nr_c; i++)
+		if (s->c[i]->cgroup && (ret = s->c[i]->cgroup(s->c[i], cg.id, path)))
+			return s->consumer_err = ret;
+	return 0;
+}
+
 static int on_record(struct session *s, const struct perf_event_header *h, size_t ev,
 		     uint64_t offset)
 {
@@ -279,6 +324,9 @@ static int on_record(struct session *s, const struct perf_event_header *h, size_
 		if (perf_record__copy(h, &ls, sizeof(ls)))
 			s->p->lost_samples += ls.lost;
 		return 0;
+	case PERF_RECORD_CGROUP:
+		ret = on_cgroup(s, h);
+		return ret ?: threads__record(&s->th, h);
 	}
 	return threads__record(&s->th, h);
 }
@@ -395,6 +443,8 @@ static int describe_events(struct session *s)
 			p->has_states = true;
 		if (!strcmp(e->name, OFFCPU_WAKER_EVENT_NAME))
 			p->has_wakers = true;
+		if (!strcmp(e->name, OFFCPU_WAIT_EVENT_NAME))
+			p->has_waits = true;
 	}
 	return 0;
 }
@@ -503,6 +553,9 @@ int session__run(const struct session_opts *o, struct profile *p, struct sample_
 	if (p->orphan_wakers)
 		pr_warn("%s: %llu waker samples without their wait, ignored (a damaged or "
 			"reordered file)", o->input, (unsigned long long)p->orphan_wakers);
+	if (p->orphan_waits)
+		pr_warn("%s: %llu wait object samples without their wait, ignored (a damaged or "
+			"reordered file)", o->input, (unsigned long long)p->orphan_waits);
 	if (o->stats)
 		perf_reader__stats(s.r, o->stats);
 out:

@@ -17,7 +17,7 @@
  *    str, dsos, frames, stacks tables), which every consumer may read;
  *  - an offcpu-waker sample is no sample of its own: it is the waker of the
  *    offcpu-time sample before it, which comes with it (waker, chain,
- *    waker_stack);
+ *    waker_stack); so is an offcpu-wait sample, what it waited on (wait...);
  *  - a consumer returns 0 or -errno; an error ends the session with it.
  */
 #ifndef OFFCPU_REPORT_STREAM_H
@@ -68,6 +68,16 @@ struct report_sample {
 	/* SAMPLE_SUMMED: where its interval began, the time of the summed samples
 	 * before (the drain before); 0: not known (the first interval) */
 	uint64_t interval_start;
+	uint64_t cgroup; /* the cgroup's id (record --all-cgroups, --push); 0: not recorded */
+	/* what it waited on (SAMPLE_WAIT with an offcpu-wait sample after it) */
+	uint32_t wait; /* 1 + its index in profile.waits; 0: not known */
+	uint32_t wait_flags; /* the payload's: OFFCPU_WAIT_AT_START, OFFCPU_WAIT_AT_END, ... */
+	/* who held it (a glibc mutex's owner, a joined thread), a thread of the
+	 * waiter's process at the time; 0: not known */
+	uint32_t wait_owner;
+	uint32_t wait_owner_comm; /* strtab; 0 with no owner */
+	uint32_t wait_owner_hint; /* the id the memory held, whatever it is (shown when unknown) */
+	uint64_t wait_end; /* OFFCPU_WAIT_AT_END: the recording's end, where @period ends */
 };
 
 enum task_kind { TASK_FORK, TASK_EXIT };
@@ -79,11 +89,13 @@ struct report_task {
 	uint64_t time;
 };
 
-/* A consumer of the stream; either callback may be NULL. Embed it, and find the whole with
+/* A consumer of the stream; any callback may be NULL. Embed it, and find the whole with
  * consumer_of(). */
 struct sample_consumer {
 	int (*sample)(struct sample_consumer *c, const struct report_sample *s);
 	int (*task)(struct sample_consumer *c, const struct report_task *t);
+	/* a cgroup's path (a CGROUP record), before the samples that carry its id */
+	int (*cgroup)(struct sample_consumer *c, uint64_t id, const char *path);
 };
 
 #define consumer_of(c, type, member) ((type *)((char *)(c) - offsetof(type, member)))

@@ -28,7 +28,7 @@ struct sym {
 };
 
 struct load {
-	uint64_t off, vaddr, filesz;
+	uint64_t off, vaddr, filesz, memsz;
 };
 
 struct sym_dso {
@@ -45,6 +45,9 @@ struct sym_dso {
 	size_t nr_syms;
 	struct load *loads;
 	size_t nr_loads;
+	struct sym *dsyms; /* data objects (sym_dso__data()), read on first use */
+	size_t nr_dsyms;
+	bool dsyms_loaded;
 	struct sym_dso *next;
 };
 
@@ -82,6 +85,7 @@ static void dso__free(struct sym_dso *d)
 		if (d->syms[i].owned)
 			free((char *)d->syms[i].name);
 	free(d->syms);
+	free(d->dsyms);
 	free(d->loads);
 	if (d->dw)
 		dwarf_end(d->dw);
@@ -349,7 +353,9 @@ static void open_debug(struct symbolizer *s, struct sym_dso *d, const uint8_t *i
 	}
 }
 
-static void add_syms(struct sym_dso *d, Elf *elf, uint32_t type, size_t *cap)
+/* The functions of @elf's section of @type into @arr (or with @objects its data objects). */
+static void add_syms_to(struct sym **arr, size_t *nr, Elf *elf, uint32_t type, size_t *cap,
+			bool objects)
 {
 	Elf_Scn *scn = NULL;
 
@@ -372,15 +378,15 @@ static void add_syms(struct sym_dso *d, Elf *elf, uint32_t type, size_t *cap)
 			if (!gelf_getsym(data, (int)i, &sym))
 				break;
 			t = GELF_ST_TYPE(sym.st_info);
-			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value)
+			if ((objects ? t != STT_OBJECT : (t != STT_FUNC && t != STT_GNU_IFUNC)) ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			if (grow_array((void **)&d->syms, cap, d->nr_syms + 1, sizeof(*d->syms)))
+			if (grow_array((void **)arr, cap, *nr + 1, sizeof(**arr)))
 				return;
-			d->syms[d->nr_syms++] = (struct sym){
+			(*arr)[(*nr)++] = (struct sym){
 				.addr = sym.st_value,
 				.size = sym.st_size,
 				.name = name,
@@ -388,6 +394,11 @@ static void add_syms(struct sym_dso *d, Elf *elf, uint32_t type, size_t *cap)
 			};
 		}
 	}
+}
+
+static void add_syms(struct sym_dso *d, Elf *elf, uint32_t type, size_t *cap)
+{
+	add_syms_to(&d->syms, &d->nr_syms, elf, type, cap, false);
 }
 
 static int cmp_sym(const void *a, const void *b)
@@ -415,7 +426,8 @@ static void load_phdrs(struct sym_dso *d)
 		GElf_Phdr ph;
 
 		if (gelf_getphdr(d->elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-			d->loads[d->nr_loads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+			d->loads[d->nr_loads++] =
+				(struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz };
 	}
 }
 
@@ -565,8 +577,9 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 				GElf_Phdr ph;
 
 				if (gelf_getphdr(d->dbg, (int)j, &ph) && ph.p_type == PT_LOAD)
-					d->loads[d->nr_loads++] =
-						(struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+					d->loads[d->nr_loads++] = (struct load){
+						ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz
+					};
 			}
 	}
 	if (d->nr_syms)
@@ -725,6 +738,51 @@ int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off,
 		return n;
 	out[0] = (struct sym_frame){ .name = sym_name(s, sy) };
 	return 1;
+}
+
+const char *sym_dso__data(struct symbolizer *s, struct sym_dso *d, uint64_t map_start,
+			  uint64_t map_pgoff, uint64_t addr, uint64_t *vaddr, uint64_t *off)
+{
+	size_t cap = 0, i, k;
+	struct sym *sy;
+	uint64_t v;
+
+	if (!d)
+		return NULL;
+	if (!d->loaded)
+		dso__load(s, d);
+	if (d->mismatch || !d->nr_loads)
+		return NULL;
+	/* the object's own address: its segments keep their distances when mapped */
+	v = addr - map_start + to_vaddr(d, map_pgoff);
+	for (i = 0; i < d->nr_loads && v - d->loads[i].vaddr >= d->loads[i].memsz; i++)
+		;
+	if (i == d->nr_loads)
+		return NULL;
+	*vaddr = v;
+	if (!d->dsyms_loaded) {
+		d->dsyms_loaded = true;
+		if (d->dbg)
+			add_syms_to(&d->dsyms, &d->nr_dsyms, d->dbg, SHT_SYMTAB, &cap, true);
+		if (d->elf && !d->nr_dsyms)
+			add_syms_to(&d->dsyms, &d->nr_dsyms, d->elf, SHT_SYMTAB, &cap, true);
+		if (d->elf)
+			add_syms_to(&d->dsyms, &d->nr_dsyms, d->elf, SHT_DYNSYM, &cap, true);
+		if (d->nr_dsyms)
+			qsort(d->dsyms, d->nr_dsyms, sizeof(*d->dsyms), cmp_sym);
+		for (i = 0, k = 0; i < d->nr_dsyms; i++)
+			if (!k || d->dsyms[k - 1].addr != d->dsyms[i].addr)
+				d->dsyms[k++] = d->dsyms[i];
+		d->nr_dsyms = k;
+	}
+	i = last_at_or_below(d->dsyms, d->nr_dsyms, addr, v);
+	if (i == SIZE_MAX)
+		return "";
+	sy = &d->dsyms[i];
+	if (v - sy->addr >= (sy->size ? sy->size : 1))
+		return "";
+	*off = v - sy->addr;
+	return sym_name(s, sy);
 }
 
 void symbolizer__kernel_mmap(struct symbolizer *s, const char *ref_sym, uint64_t ref_addr)

@@ -63,6 +63,14 @@ int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off,
 		     struct sym_frame *out, int max);
 
 /*
+ * A data object of @d at @addr, in a process that maps @d at @map_start
+ * from file offset @map_pgoff (any of its mappings): NULL when @addr is in
+ * none of @d's segments; else its ELF address in *@vaddr and the name of
+ * the object symbol holding it (*@off bytes into it), "" when none does.
+ */
+const char *sym_dso__data(struct symbolizer *s, struct sym_dso *d, uint64_t map_start,
+			  uint64_t map_pgoff, uint64_t addr, uint64_t *vaddr, uint64_t *off);
+/*
  * What the recording says of its kernel, to check the running kernel's
  * kallsyms against before naming kernel frames with it: the kernel MMAP's
  * reference symbol (perf's "[kernel.kallsyms]_text": @ref_sym "_text" at

@@ -15,13 +15,14 @@
 #include <string.h>
 #include <time.h>
 #include "profile.h"
+#include "waitobj.h"
 #include "../util/util.h"
 
 #define MAX_PATHS 3
 #define MAX_BEFORES 20 /* threads waiting since before the recording shown; --json has all */
 
 struct entry {
-	uint32_t event, comm, pid, tid, dso, sym, state, waker, chain;
+	uint32_t event, comm, pid, tid, dso, sym, state, waker, chain, wait;
 	uint32_t runtime; /* the runtime frame's name; UINT32_MAX: none */
 	uint32_t pad;
 	uint64_t value;
@@ -166,8 +167,7 @@ static void print_paths(FILE *f, const struct profile *p, const struct entry *e,
 	free(paths);
 }
 
-/* A wait's length as people read it: 812.5 ms, 47.213 s, 12 min 03.4 s, 3 h 02 min 10 s. */
-static const char *fmt_wait(uint64_t ns, char *buf, size_t cap)
+const char *fmt_wait(uint64_t ns, char *buf, size_t cap)
 {
 	uint64_t s = ns / 1000000000ULL;
 
@@ -187,11 +187,7 @@ static const char *fmt_wait(uint64_t ns, char *buf, size_t cap)
 	return buf;
 }
 
-/*
- * The local wall-clock time of CLOCK_MONOTONIC instant @mono (the file's
- * CLOCK_DATA relates the two), with the date when @date; false without it.
- */
-static bool fmt_clock(const struct profile *p, uint64_t mono, bool date, char *buf, size_t cap)
+bool fmt_clock(const struct profile *p, uint64_t mono, bool date, char *buf, size_t cap)
 {
 	int64_t wall;
 	time_t t;
@@ -206,8 +202,7 @@ static bool fmt_clock(const struct profile *p, uint64_t mono, bool date, char *b
 	return strftime(buf, cap, date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm) > 0;
 }
 
-/* Whether two CLOCK_MONOTONIC instants fall on the same local day. */
-static bool same_day(const struct profile *p, uint64_t a, uint64_t b)
+bool same_day(const struct profile *p, uint64_t a, uint64_t b)
 {
 	char da[32], db[32];
 
@@ -355,6 +350,7 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 				rf = profile__runtime_frame(p, r->stack);
 				key.runtime = rf == UINT32_MAX ? UINT32_MAX : p->frames[rf].sym;
 				break;
+			case SORT_OBJECT: key.wait = r->wait; break;
 			}
 		}
 		v = hashmap__upsert(&idx, &key, sizeof(key), &created);
@@ -404,7 +400,7 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		fprintf(f, "# %12s %8s", e->offcpu ? "ms" : "samples", "%");
 		for (k = 0; k < o->nr_keys; k++) {
 			static const char *names[] = { "comm", "pid", "tid", "dso", "symbol", "state",
-						       "waker", "runtime" };
+						       "waker", "object", "runtime" };
 
 			fprintf(f, o->keys[k] == SORT_PID || o->keys[k] == SORT_TID ? " %8s" :
 				   o->keys[k] == SORT_STATE ? "  %-9s" : "  %-16s", names[o->keys[k]]);
@@ -459,6 +455,13 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 					fput_escaped(f, en->runtime == UINT32_MAX ? "[none]" :
 						     strtab__get(&p->str, en->runtime), 0);
 					break;
+				case SORT_OBJECT: {
+					char buf[600];
+
+					fprintf(f, "  ");
+					fput_escaped(f, waitobj__text(p, en->wait, buf, sizeof(buf)), 16);
+					break;
+				}
 				}
 			}
 			fprintf(f, "\n");

@@ -25,6 +25,7 @@ void threads__free(struct threads *t)
 	size_t i;
 
 	hashmap__free(&t->comm_of);
+	hashmap__free(&t->pid_of);
 	hashmap__free(&t->exe_of);
 	procmaps__free(&t->maps);
 	hashmap__free(&t->obj_of);
@@ -50,6 +51,24 @@ uint32_t threads__comm(struct threads *t, uint32_t pid, uint32_t tid)
 		return (uint32_t)*v;
 	snprintf(buf, sizeof(buf), ":%u", tid);
 	return strtab__add(&t->p->str, buf);
+}
+
+uint32_t threads__pid_of(const struct threads *t, uint32_t tid)
+{
+	uint64_t *v = hashmap__find(&t->pid_of, &tid, sizeof(tid));
+
+	return v ? (uint32_t)*v : 0;
+}
+
+static int set_pid(struct threads *t, uint32_t tid, uint32_t pid)
+{
+	int created;
+	uint64_t *v = hashmap__upsert(&t->pid_of, &tid, sizeof(tid), &created);
+
+	if (!v)
+		return -ENOMEM;
+	*v = pid;
+	return 0;
 }
 
 static int set_comm(struct threads *t, uint32_t tid, uint32_t comm)
@@ -246,6 +265,16 @@ int threads__add_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t 
 	return -EINVAL;
 }
 
+/* The record that maps a named frame to the symbol file perf reads (offcpu.h, "Named frames"). */
+static bool names_file(const struct perf_event_header *h, const char *fn)
+{
+	size_t n = strlen(fn), k = strlen(OFFCPU_NAMES_FILE);
+
+	return h->type == PERF_RECORD_MMAP2 && (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+	       n > k && !strcmp(fn + n - k, OFFCPU_NAMES_FILE) &&
+	       (fn[n - k - 1] == '.' || fn[n - k - 1] == '/');
+}
+
 /* A mapping with no file behind it: its offsets mean nothing, its addresses do. */
 static bool anon_name(const char *fn)
 {
@@ -305,6 +334,8 @@ static int on_mmap(struct threads *t, const struct perf_event_header *h)
 		return on_named(t, pid, addr, len, fn, MAPOBJ_JS);
 	if (!strncmp(fn, OFFCPU_NAMED_JIT, strlen(OFFCPU_NAMED_JIT)))
 		return on_named(t, pid, addr, len, fn, MAPOBJ_JIT);
+	if (names_file(h, fn))
+		return 0; /* the named records above name these frames */
 	if (!bid_len && (v = hashmap__find(&t->build_ids, fn, strlen(fn)))) {
 		bid_len = t->bids[*v][0];
 		bid = &t->bids[*v][1];
@@ -340,6 +371,8 @@ static int on_fork(struct threads *t, const struct perf_event_header *h)
 	v = hashmap__find(&t->comm_of, &ptid, sizeof(ptid));
 	if (v && set_comm(t, tid, (uint32_t)*v))
 		return -ENOMEM;
+	if (set_pid(t, tid, pid))
+		return -ENOMEM;
 	if (pid != ppid && set_exe(t, pid, threads__exe(t, ppid), false))
 		return -ENOMEM;
 	/* a new process starts with a copy of its parent's mappings */
@@ -359,7 +392,7 @@ int threads__record(struct threads *t, const struct perf_event_header *h)
 		/* the mappings that follow an exec are the new program's */
 		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && set_exe(t, c.pid, UINT32_MAX, false))
 			return -ENOMEM;
-		return set_comm(t, c.tid, strtab__add(&t->p->str, name));
+		return set_pid(t, c.tid, c.pid) ?: set_comm(t, c.tid, strtab__add(&t->p->str, name));
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		return on_mmap(t, h);

@@ -48,6 +48,7 @@ struct threads {
 	struct profile *p;
 	struct symbolizer *sym;
 	struct hashmap comm_of; /* tid -> strtab index */
+	struct hashmap pid_of; /* tid -> its process (COMM, FORK) */
 	struct hashmap exe_of; /* pid -> profile dso of its executable, UINT64_MAX: none yet */
 	struct procmaps maps; /* vmap.obj: index into objs */
 	struct hashmap obj_of; /* mapobj -> index into objs */
@@ -86,6 +87,8 @@ void threads__build_ids(struct threads *t, const uint8_t *p, size_t size);
 
 /* The command of @tid (else of its process @pid, else ":TID"); UINT32_MAX: out of memory. */
 uint32_t threads__comm(struct threads *t, uint32_t pid, uint32_t tid);
+/* The process of thread @tid as the records say, 0 when none names it. */
+uint32_t threads__pid_of(const struct threads *t, uint32_t tid);
 /* The profile dso of @pid's executable, UINT32_MAX when not known. */
 uint32_t threads__exe(const struct threads *t, uint32_t pid);
 

@@ -59,7 +59,7 @@ struct oracle_proc {
 };
 
 #define ORACLE_ELF_CACHE 32
-#define ORACLE_ELF_CACHE_BYTES (256ULL << 20)
+#define ORACLE_ELF_CACHE_BYTES (64ULL << 20)
 
 struct unwind_oracle {
 	struct oracle_proc procs[ORACLE_PROCS];
@@ -547,6 +547,20 @@ void unwind_oracle__forget(struct unwind_oracle *o, int pid)
 	for (p = o->procs; p < o->procs + ORACLE_PROCS; p++)
 		if (p->dwfl && p->pid == pid)
 			proc_drop(p);
+}
+
+void unwind_oracle__release(struct unwind_oracle *o)
+{
+	struct oracle_proc *p;
+
+	for (p = o->procs; p < o->procs + ORACLE_PROCS; p++)
+		proc_drop(p);
+	for (size_t i = 0; i < ORACLE_ELF_CACHE; i++)
+		if (o->ecache[i].elf) {
+			elf_end(o->ecache[i].elf);
+			o->ecache[i].elf = NULL;
+		}
+	o->ecache_bytes = 0;
 }
 
 struct unwind_oracle *unwind_oracle__new_recorded(unwind_maps_fn maps, void *arg)

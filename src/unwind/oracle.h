@@ -73,6 +73,11 @@ int unwind_oracle__unwind_regs(struct unwind_oracle *o, int pid, int tid, const 
  * tables.
  */
 void unwind_oracle__forget(struct unwind_oracle *o, int pid);
+/*
+ * Drop every process and every object image held: for when unwinds have
+ * stopped coming for a while (they are read again when they come back).
+ */
+void unwind_oracle__release(struct unwind_oracle *o);
 
 void unwind_oracle__free(struct unwind_oracle *o);
 

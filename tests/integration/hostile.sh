@@ -93,6 +93,8 @@ test_hostile_objects() {
 	# the 20,000 rules: one object over its budget, said; the rule array kept for the others
 	grep -q "over their budget" rec.err || fail "the summary does not say an object was over its budget"
 	grep -q "rules.so" rec.err || fail "the summary does not name the object over its budget"
+	grep "objects without an unwind table" rec.err | grep -q "rules.so: .*budget" ||
+		fail "the summary's objects without a table do not name rules.so and its budget"
 	! grep -q "rule array is full" rec.err || fail "the shared rule array filled"
 	"$OFFCPU" report -i rec.data --folded >all.folded || fail "report --folded failed"
 	# the quadratic library was read (linear time) and its stacks are complete

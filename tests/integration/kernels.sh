@@ -127,7 +127,17 @@ vm_check() {
 	grep "wakeups of recorded blocks" why.err || fail "no wakeup seen on $kernel"
 	cat why.folded why.state
 	why_check why.truth why.folded why.state
-	note "kernel $kernel: ground truth within 5%, $n stacks verified, no fallback; wakers: $why_figures"
+	# what the waits waited on, and the deadlock of a hung process
+	[ "$(cat locks.rc)" = 0 ] || { cat locks.err; fail "record --wait-objects failed on $kernel"; }
+	! grep FALLBACK locks.err || fail "a fallback was taken with --wait-objects on $kernel"
+	cat locks.txt
+	locks_check locks.truth locks.txt
+	grep -q "peer: lk-writer/$(cat writer.txt) in .*lk_write_pipe" pipe.txt ||
+		fail "the pipe's peer is not lk-writer in lk_write_pipe on $kernel"
+	[ "$(cat abba.rc)" = 0 ] || { cat abba.err; fail "record -p of the ABBA workload failed on $kernel"; }
+	sed -n '1,/^$/p' abba.report
+	deadlock_check abba.txt abba.report
+	note "kernel $kernel: ground truth within 5%, $n stacks verified, no fallback; wakers: $why_figures; wait objects: $locks_figures; $deadlock_figures"
 }
 
 test_kernel_6_1() {
@@ -145,7 +155,7 @@ test_kernel_6_12() {
 test_kernel_build_machine() {
 	local opts n figures=
 	# the configurations the guests measure (tests/vm/init.sh)
-	for opts in "--stacks user" "--stacks both" "--stacks both --verify-stacks" "--raw-tp"; do
+	for opts in "--stacks user" "--stacks both" "--stacks both --verify-stacks" "--raw-tp" "--wait-objects"; do
 		"$OFFCPU" record -v -q $opts -o v.data -- true 2>rec.err || { cat rec.err; fail "record $opts failed"; }
 		! grep FALLBACK rec.err || fail "a fallback was taken"
 		n=$(sed -nE 's/.*verified on_switch[a-z_]*: ([0-9]+) instructions processed.*/\1/p' rec.err)

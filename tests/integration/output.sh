@@ -236,3 +236,19 @@ test_output_directory_removed_or_moved() {
 		fail "--switch-output, directory moved: $(ls moved3 | tr '\n' ' ')in moved3"
 	! ls moved3 | grep -q tmp || fail "--switch-output, directory moved: temporaries left"
 }
+
+# --switch-output=SIZE below what a file starts with (-a: every process's
+# mappings) wrote a file at every turn of the loop (121 files in 2 s): the
+# size is raised to twice that, said
+test_switch_output_size_below_start() {
+	local files
+	"$OFFCPU" record -a --switch-output=8K -d 2 -o tiny.data 2>rec.err || { cat rec.err; fail "record failed"; }
+	files=$(ls tiny.data.* | wc -l)
+	grep -q "switch-output=8.0 KiB: each file starts with .* raised to" rec.err ||
+		fail "the raise of the size is not said"
+	# each file holds at least what it starts with of the recording, by
+	# construction: a few in 2 s, never one a loop
+	[ "$files" -le 20 ] || fail "$files files in 2 s"
+	for f in tiny.data.*; do perf script -i "$f" >/dev/null 2>&1 || fail "perf script cannot read $f"; done
+	note "$files files in 2 s: $(sed -nE 's/.*(raised to [^,]*),.*/\1/p' rec.err | head -1)"
+}

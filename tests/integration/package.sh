@@ -82,6 +82,7 @@ test_bash_completion() {
 		t offcpu record --stacks ""
 		t offcpu record --transport ""
 		t offcpu record --state ""
+		t offcpu record --push-format ""
 		t offcpu report --sort comm,t
 		t offcpu report -i gt
 		t offcpu record -o gt
@@ -91,7 +92,7 @@ test_bash_completion() {
 	bash t.sh >got.txt 2>err.txt || { cat err.txt; fail "completion failed"; }
 	cat got.txt
 	printf '%s\n' "record report" "--stacks --state" "user kernel both" "ringbuf perfbuf" \
-		"S D R T I S,D S,D,R all" "comm,tid" "gt.data" "gt.data" "--folded --force" >want.txt
+		"S D R T I S,D S,D,R all" "otlp pyroscope" "comm,tid" "gt.data" "gt.data" "--folded --force" >want.txt
 	diff want.txt got.txt || fail "completions differ"
 	complete -p offcpu 2>/dev/null || bash -c "source '$ROOT/completion/offcpu.bash'; complete -p offcpu" |
 		grep -q _offcpu || fail "not registered for offcpu"
@@ -136,6 +137,19 @@ test_deb_package() {
 		grep -q " \./$f\$" contents.txt || fail "$f not in the package"
 	done
 	dpkg -x "$deb" root
+	# the push service: installed, neither enabled nor started, its command one offcpu takes
+	grep -q ' \./lib/systemd/system/offcpu-push\.service$' contents.txt || fail "no offcpu-push.service in the package"
+	dpkg -e "$deb" ctl
+	grep -qx /etc/default/offcpu-push ctl/conffiles || fail "/etc/default/offcpu-push is not a conffile"
+	grep -q "deb-systemd-helper debian-installed 'offcpu-push.service'" ctl/postinst ||
+		{ cat ctl/postinst; fail "the postinst would enable offcpu-push.service"; }
+	! grep -q "deb-systemd-invoke.*start.*offcpu-push" ctl/postinst || fail "the postinst starts offcpu-push.service"
+	grep -qx 'ExecStart=/usr/bin/offcpu record -a --push ${OFFCPU_PUSH_URL} $OFFCPU_PUSH_OPTIONS' \
+		root/lib/systemd/system/offcpu-push.service || fail "ExecStart is not offcpu record -a --push"
+	(. root/etc/default/offcpu-push && [ -z "$OFFCPU_PUSH_URL" ] &&
+		root/usr/bin/offcpu record -a --push http://127.0.0.1:1 $OFFCPU_PUSH_OPTIONS --help >/dev/null &&
+		{ root/usr/bin/offcpu record -a --push "" $OFFCPU_PUSH_OPTIONS 2>/dev/null; [ $? -eq 2 ]; }) ||
+		fail "the service's default options are not taken, or no URL is not a usage error"
 	root/usr/bin/offcpu --help >help.txt || fail "the packaged offcpu --help failed"
 	grep -q record help.txt || fail "no commands in --help"
 	root/usr/bin/offcpu --version || fail "--version failed"

@@ -56,6 +56,10 @@ static void test_validate(void)
 	o.stacks = STACKS_USER | STACKS_KERNEL;
 	o.force_raw_tp = true;
 	CHECK(check(&o, 2, false, "--raw-tp records user stacks only") == 0);
+	o.stacks = STACKS_USER;
+	o.wait_objects = true;
+	CHECK(check(&o, 2, false, "--raw-tp reads no wait objects: --wait-objects needs tp_btf") == 0);
+	o.wait_objects = false;
 	o.force_raw_tp = false;
 	o.switch_max_files = 3;
 	CHECK(check(&o, 2, false, "--switch-max-files needs --switch-output") == 0);

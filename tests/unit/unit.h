@@ -50,10 +50,13 @@ extern const struct unit_test queue_tests[];
 extern const struct unit_test outfile_tests[];
 extern const struct unit_test options_tests[];
 extern const struct unit_test summary_tests[];
+extern const struct unit_test python_tests[];
 extern const struct unit_test rings_tests[];
 extern const struct unit_test unwind_tests[];
 extern const struct unit_test oracle_tests[];
 extern const struct unit_test names_tests[];
+extern const struct unit_test locks_tests[];
 extern const struct unit_test critpath_tests[];
+extern const struct unit_test push_tests[];
 
 #endif

@@ -14,6 +14,7 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 echo 1 >/proc/sys/kernel/printk
+ifconfig lo 127.0.0.1 up 2>/dev/null # the locks workload's loopback socket
 cd /tmp
 # the host's watchdog (tests/vm/boot.sh) sees the guest go on by this beat
 # on the second serial port, however long a step is quiet on the console
@@ -27,6 +28,7 @@ say kernel "$(uname -r)"
 say btf "$(ls -la /sys/kernel/btf/vmlinux 2>&1)"
 
 # 0. what the verifier processes of the switch program, per configuration
+# (--wait-objects: from section 5's recording)
 for opts in "--stacks user" "--stacks both" "--stacks both --verify-stacks" "--raw-tp"; do
 	n=$(offcpu record -v -q $opts -o v.data -- true 2>&1 |
 		sed -n 's/.*verified on_switch[a-z_]*: \([0-9]*\) instructions processed.*/\1/p')
@@ -93,6 +95,28 @@ say why.rc $?
 offcpu report -i why.data --wakers --folded >why.folded 2>&1
 offcpu report -i why.data --folded --states >why.state 2>&1
 emit why.err why.truth why.folded why.state
+
+# 5. what each wait waited on (a mutex, a pipe, a socket), and a deadlock
+# found by attaching to a hung process
+timeout 120 offcpu record -v --wait-objects --wakers -o locks.data -- /vm/locks -r locks.truth 2>locks.err
+say locks.rc $?
+n=$(sed -n 's/.*verified on_switch: \([0-9]*\) instructions processed.*/\1/p' locks.err)
+say verifier "${n:-?} --wait-objects"
+offcpu report -i locks.data --locks >locks.txt 2>&1
+emit locks.err locks.truth locks.txt
+rm -f abba.txt
+/vm/abba -r abba.txt &
+ab=$!
+i=0
+while ! grep -q ready abba.txt 2>/dev/null && [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+timeout 60 offcpu record -p $ab -d 1 -o abba.data 2>abba.err
+say abba.rc $?
+offcpu report -i abba.data >abba.report 2>&1
+kill $ab
+emit abba.txt abba.err abba.report
 
 say done ok
 poweroff -f || reboot -f

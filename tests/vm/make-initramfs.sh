@@ -24,9 +24,11 @@ mkdir -p "$r"/{bin,sbin,proc,sys,dev,tmp,run,vm,etc}
 cp "$busybox" "$r/bin/busybox"
 cp "$ROOT/tests/vm/init.sh" "$r/init"
 chmod 755 "$r/init"
-cp "$ROOT/$BUILD/offcpu" "$ROOT/$BUILD/tests/groundtruth" "$ROOT/$BUILD/tests/wakers" "$r/vm/"
-# the shared libraries (and the loader) of both programs, at their own paths
-for lib in $(ldd "$ROOT/$BUILD/offcpu" "$ROOT/$BUILD/tests/groundtruth" "$ROOT/$BUILD/tests/wakers" |
+cp "$ROOT/$BUILD/offcpu" "$ROOT/$BUILD/tests/groundtruth" "$ROOT/$BUILD/tests/wakers" \
+	"$ROOT/$BUILD/tests/locks" "$ROOT/$BUILD/tests/abba" "$r/vm/"
+# the shared libraries (and the loader) of the programs, at their own paths
+for lib in $(ldd "$ROOT/$BUILD/offcpu" "$ROOT/$BUILD/tests/groundtruth" "$ROOT/$BUILD/tests/wakers" \
+	"$ROOT/$BUILD/tests/locks" "$ROOT/$BUILD/tests/abba" |
 	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*[^:]$/ { print $1 }' | sort -u); do
 	mkdir -p "$r$(dirname "$lib")"
 	cp -L "$lib" "$r$lib"

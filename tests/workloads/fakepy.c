@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A process that looks like CPython 3.11 to offcpu (the dynamic symbols
- * _PyRuntime, Py_Version and _PyEval_EvalFrameDefault, a thread state in
- * glibc's TSS slot of _PyRuntime's key) and that blocks again and again,
+ * _PyRuntime, Py_Version and _PyEval_EvalFrameDefault, type objects of the
+ * sizes 3.11's give, a thread state in glibc's TSS slot of _PyRuntime's key) and that blocks again and again,
  * inside its _PyEval_EvalFrameDefault, in a chain of OFFCPU_PY_FRAMES Python
  * frames that are new at every block: each block asks the recorder to name
  * as many new code objects as it walks frames. What a local user can run to
@@ -21,11 +21,22 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "../../src/offcpu.h"
+#include "../../src/record/pylayout.h"
 
-/* 3.11.4, final */
-const uint32_t Py_Version = 0x030b04f0;
+/* 3.11.4, final (or what the build says) */
+#ifndef FAKEPY_VERSION
+#define FAKEPY_VERSION 0x030b04f0
+#endif
+const uint32_t Py_Version = FAKEPY_VERSION;
 char _PyRuntime[4096] __attribute__((aligned(64)));
+/* PyTypeObject's start: ob_base, tp_name, tp_basicsize (what offcpu checks) */
+struct fake_type {
+	uint64_t ob[3];
+	const char *name;
+	int64_t basicsize;
+};
+struct fake_type PyCode_Type = { .name = "code", .basicsize = OFFCPU_PY311_CODE_CODE };
+struct fake_type PyUnicode_Type = { .name = "str", .basicsize = OFFCPU_PY311_STR_SIZE };
 
 static void block(uint64_t round);
 
