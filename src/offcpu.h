@@ -616,7 +616,7 @@ struct offcpu_v8_event {
 	char name[OFFCPU_V8_NAME_LEN]; /* NUL-ended, "" when anonymous or not read */
 	char file[OFFCPU_V8_FILE_LEN]; /* its script's name, "" when none */
 	__u64 slots[OFFCPU_V8_SCOPE_SLOTS]; /* (the program's scratch) */
-	__u64 tmp[2]; /* (the program's scratch) */
+	__u64 tmp[3]; /* (the program's scratch) */
 };
 
 /* The JavaScript part's counters (v8_counters, per cpu). */

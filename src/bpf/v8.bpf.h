@@ -211,12 +211,15 @@ static __always_inline void v8_tell_cut(__u32 tgid)
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* A ScopeInfo's slots, looked at one by one (bpf_loop's callback). */
+/* A ScopeInfo's slots, looked at one by one (bpf_loop's callback). Two
+ * pointers only: the first slot looked at is the event's, so that
+ * v8_intern()'s frame stays within the 512 bytes 6.1 gives the switch's
+ * deepest chain of calls (on_switch, v8_frames, v8_name_step, v8_intern,
+ * this callback). */
 struct v8_scope {
 	const struct offcpu_v8_proc *p;
-	struct offcpu_v8_event *e; /* its tmp[0]: the name found; tmp[1]: the slot before */
-	__u32 first; /* the first slot looked at */
-	__u32 pad;
+	struct offcpu_v8_event *e; /* its tmp[0]: the name found; tmp[1]: the slot before;
+				    * tmp[2]: the first slot looked at */
 };
 
 static long v8_scope_step(__u64 i, void *arg)
@@ -226,7 +229,7 @@ static long v8_scope_step(__u64 i, void *arg)
 	__u64 v, prev = e->tmp[1];
 	__s32 len = 0;
 
-	if (i < sc->first)
+	if (i < e->tmp[2])
 		return 0;
 	v = e->slots[i & (OFFCPU_V8_SCOPE_SLOTS - 1)];
 	e->tmp[1] = v;
@@ -299,7 +302,7 @@ static __noinline __u32 v8_intern(struct offcpu_v8_proc *p, struct v8_key *k)
 		ncl = (__u32)(e->slots[p->scope_nlocals & (OFFCPU_V8_SCOPE_SLOTS - 1)] >> 32);
 		sc.p = p;
 		sc.e = e;
-		sc.first = p->scope_first + 2 * (ncl < 16 ? ncl : 16);
+		e->tmp[2] = p->scope_first + 2 * (ncl < 16 ? ncl : 16);
 		bpf_loop(OFFCPU_V8_SCOPE_SLOTS, v8_scope_step, &sc, 0);
 	}
 	if (e->tmp[0])
