@@ -150,6 +150,31 @@ test_runtimes_node_jit() {
 	note "node:${figures%;}; $(sed -n 's/^offcpu: JavaScript frames: //p' rec.err)"
 }
 
+# --switch-output: every file names its own JavaScript frames, those a file
+# before it named too, for perf (from the symbol file beside it: without
+# one, perf shows the "[js] ..." mapping and no symbol), and more than one
+# file holds some.
+test_runtimes_node_rotation() {
+	command -v node >/dev/null || skip "node is not installed (nodejs)"
+	nm -D "$(readlink -f "$(command -v node)")" 2>/dev/null | grep -q ' v8dbg_off_fp_function$' ||
+		skip "this node does not export V8's frame layout (v8dbg_* symbols)"
+	local f n named files with=0 all=
+	"$OFFCPU" record --state SDR --switch-output=400ms -o rot.data -- \
+		node "$ROOT/tests/workloads/jitwait.js" 3 >/dev/null 2>rec.err || fail "record --switch-output failed"
+	files=$(ls rot.data.* | wc -l)
+	[ "$files" -ge 3 ] || fail "--switch-output=400ms: only $files files"
+	for f in rot.data.*; do
+		perf script -i "$f" -F ip,sym,dso 2>/dev/null >rot.script || fail "perf script of $f failed"
+		n=$(awk '(/\(\[js\] / || /names\)$/) && $2 != "[js]" { n++ } END { print n + 0 }' rot.script)
+		named=$(awk '$2 == "[js]" { n++ } END { print n + 0 }' rot.script)
+		[ "$n" = 0 ] || fail "$f: $n JavaScript frames perf leaves unnamed ($named named)"
+		[ "$named" = 0 ] || { with=$((with + 1)); [ -s ".$f.names" ] || fail "no symbol file .$f.names"; }
+		all="$all $named"
+	done
+	[ "$with" -ge 2 ] || fail "$with of $files files have named JavaScript frames (per file:$all)"
+	note "--switch-output=400ms: $files files, every JavaScript frame named (per file:$all)"
+}
+
 # A perf map that is a symbolic link is not read (nothing writes through it:
 # the process is no JIT, and the link points into the test's directory).
 test_runtimes_perfmap_link() {
