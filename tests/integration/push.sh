@@ -361,6 +361,38 @@ test_push_options_token_refusal() {
 	grep -q 'requests dropped ([1-9][0-9]* of them refused by the backend)' rec.err || fail "refusals not counted"
 }
 
+# JavaScript functions of node named in the pushed stacks, located as v8js
+test_push_node_names() {
+	local sp rp fn
+	need_otlp_tools
+	command -v node >/dev/null || skip "node is not installed (nodejs)"
+	nm -D "$(readlink -f "$(command -v node)")" 2>/dev/null | grep -q ' v8dbg_off_fp_function$' ||
+		skip "this node does not export V8's frame layout (v8dbg_* symbols)"
+	trap stop_receivers EXIT
+	start_receiver recv
+	sh -c "while [ ! -e go ]; do sleep 0.05; done; exec node $ROOT/tests/workloads/jitwait.js 3" >truth.txt &
+	sp=$!
+	"$OFFCPU" record -p "$sp" --push "http://127.0.0.1:$RPORT" --push-interval 1s 2>rec.err &
+	rp=$!
+	wait_for_line rec.err "recording" 10 || { kill $sp $rp; cat rec.err; fail "offcpu did not start"; }
+	touch go
+	wait $sp || fail "the workload failed"
+	wait $rp || { cat rec.err; fail "offcpu record --push failed"; }
+	grep 'push\|JavaScript' rec.err
+	decode_otlp recv
+	for fn in blockChildAlpha blockChildBravo; do
+		awk -F'\t' -v f="$fn" '$1 == "sample" && index($8, ";" f) { found = 1 } END { exit !found }' checked.txt ||
+			fail "no pushed stack through the JavaScript function $fn"
+	done
+	for b in recv/*.body; do
+		zcat "$b" | protoc --proto_path="$ROOT/tests/integration" \
+			--decode=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest \
+			otlp_profiles_subset.proto
+	done >typed.txt
+	grep -q 'string_value: "v8js"' typed.txt || fail "no location of frame type v8js"
+	note "JavaScript functions pushed: blockChildAlpha, blockChildBravo, located as v8js"
+}
+
 # Python functions named in the pushed stacks as in a file: each its own
 # function (its .py file and line in Function and Line), located as cpython
 test_push_python_names() {
