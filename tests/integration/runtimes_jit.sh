@@ -123,9 +123,9 @@ test_runtimes_node_jit() {
 		pid=$(awk '$1 == "pid" { print $2 }' truth.txt)
 		[ -n "$pid" ] || fail "no pid from the workload"
 		rm -f "/tmp/perf-$pid.map"
-		# (execSync's child blocks in node's code too before its exec: a
-		# second process at times)
-		grep -q "JavaScript frames: [1-9][0-9]* stacks in [12] node processes" rec.err ||
+		# (each execSync child blocks in node's code too before its exec:
+		# more node processes at times, the busier the machine)
+		grep -q "JavaScript frames: [1-9][0-9]* stacks in [1-9][0-9]* node processes" rec.err ||
 			fail "$label: no JavaScript frames named"
 		perf script -i node.data -F comm,tid,period,ip,sym,dso 2>/dev/null >node.script ||
 			fail "perf script failed"
