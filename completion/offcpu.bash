@@ -73,7 +73,7 @@ _offcpu() {
 			done=${cur%,*},
 			last=${cur##*,}
 		fi
-		COMPREPLY=($(compgen -P "$done" -W "comm pid tid dso sym state waker object" -- "$last"))
+		COMPREPLY=($(compgen -P "$done" -W "comm pid tid dso sym state waker object runtime" -- "$last"))
 		return 0
 		;;
 	record:-d | record:--duration | record:-F | record:--freq | record:-C | record:--cpu | \

@@ -32,9 +32,10 @@ CHECK=(
 	# workloads and tools the tests run (setpriv, pgrep, python3 threads, strace -f, git ls-files)
 	util-linux procps coreutils gawk python3 strace git
 	# runtimes: Python's offsets checked against its DWARF, a node JIT (and the
-	# browser tests' driver, playwright-core from npm: node 18 or newer), a local
+	# browser tests' driver, playwright-core from npm: node 18 or newer), a JVM
+	# and its jcmd (perf maps written at its exit and mid-run), a local
 	# debuginfod server
-	python3.11-dbg nodejs debuginfod
+	python3.11-dbg nodejs openjdk-17-jdk-headless debuginfod
 	# the kernel matrix (tests/integration/kernels.sh): Debian's kernels under QEMU
 	qemu-system-x86 busybox-static cpio
 	# a real server's critical path (tests/integration/critpath.sh): postgres and pgbench

@@ -247,10 +247,22 @@ enum offcpu_unw_rbp {
 	OFFCPU_UNW_RBP_UNDEF,
 };
 
+/* what a rule's code is to the walk besides its rule (struct offcpu_unw_rule.outermost) */
+enum offcpu_unw_outer {
+	OFFCPU_UNW_INNER = 0,
+	OFFCPU_UNW_OUTERMOST = 1, /* no caller: _start, clone3, start_thread, runtime.goexit */
+	/* Go's switch from a goroutine's stack to its thread's scheduler (runtime.mcall):
+	 * the walk ends there (OFFCPU_UNW_GO_SCHED) unless it passed OFFCPU_UNW_GO_LOCKED */
+	OFFCPU_UNW_GO_SWITCH = 2,
+	/* Go's thread waiting for the goroutine locked to it (runtime.stoplockedm): the
+	 * goroutine beyond the switch is the one waiting */
+	OFFCPU_UNW_GO_LOCKED = 3,
+};
+
 struct offcpu_unw_rule {
 	__u8 cfa; /* enum offcpu_unw_cfa */
 	__u8 rbp; /* enum offcpu_unw_rbp */
-	__u8 outermost; /* no caller: _start, clone3, start_thread */
+	__u8 outermost; /* enum offcpu_unw_outer */
 	__u8 pad;
 	__s32 cfa_off;
 	__s32 rbp_off;
@@ -302,6 +314,10 @@ enum offcpu_unw_end {
 	OFFCPU_UNW_READ_FAULT, /* the stack could not be read */
 	OFFCPU_UNW_DEPTH, /* more frames than a stack holds */
 	OFFCPU_UNW_BUILDING, /* the object's table was being built */
+	/* at Go's stack switch to the scheduler (runtime.mcall) of a thread that
+	 * waits for no goroutine of its own: the frames beyond are the goroutine
+	 * that last ran there, which waits elsewhere if at all (not a failure) */
+	OFFCPU_UNW_GO_SCHED,
 	OFFCPU_UNW_END_NR,
 	/* not a walk's end: the block began before the recording (OFFCPU_STACK_UNKNOWN) */
 	OFFCPU_UNW_BEFORE_START = 15,
@@ -527,6 +543,91 @@ enum offcpu_py_counter {
 	OFFCPU_PY_CNT_NAME_LOST, /* code objects left unnamed: map or buffer full, its ids used up */
 	OFFCPU_PY_CNT_NO_TSTATE, /* walks of a thread with no thread state (not running Python) */
 	OFFCPU_PY_CNT_NR,
+};
+
+/*
+ * JavaScript frames of V8 (node; src/bpf/v8.bpf.h, src/record/v8.c; --no-js
+ * turns them off). Where the table walk steps through code that keeps frame
+ * pointers without a rule (V8's builtins, JIT code), it notes the frame's
+ * frame pointer; after the walk, each such frame of a process whose V8 told
+ * offcpu its layout (the v8dbg_* symbols node exports) that is a JavaScript
+ * frame (a context at fp + fp_context, a JSFunction at fp + fp_function) is
+ * named by its SharedFunctionInfo: the frame's pc in the stack is replaced by
+ * OFFCPU_JSFRAME_OF(id), an address of its own range as Python's frames
+ * ("Named frames" above). A (process, SharedFunctionInfo, its name or scope
+ * info) is named once, when first seen (an OFFCPU_V8_EV_NAME event, its
+ * function and script names read then, while the process lives); id 0 is a
+ * frame that could not be named (left as it was).
+ */
+#define OFFCPU_JSFRAME_LO 0x0200000000000000ULL
+#define OFFCPU_JSFRAME_SIZE 16ULL
+#define OFFCPU_JSFRAME_MAX (1ULL << 24)
+#define OFFCPU_JSFRAME_HI (OFFCPU_JSFRAME_LO + OFFCPU_JSFRAME_MAX * OFFCPU_JSFRAME_SIZE)
+#define OFFCPU_IS_JSFRAME(ip) ((ip) >= OFFCPU_JSFRAME_LO && (ip) < OFFCPU_JSFRAME_HI)
+#define OFFCPU_JSFRAME_OF(id) (OFFCPU_JSFRAME_LO + (__u64)(id) * OFFCPU_JSFRAME_SIZE)
+#define OFFCPU_NAMED_JS "[js] "
+/* a named frame of any kind (Python, JavaScript): above every user mapping */
+#define OFFCPU_IS_NAMED_FRAME(ip) (OFFCPU_IS_PYFRAME(ip) || OFFCPU_IS_JSFRAME(ip))
+#define OFFCPU_V8_FRAMES 32 /* frames noted per walk at most (the innermost) */
+#define OFFCPU_V8_NAME_LEN 256 /* two pieces of 127 characters at most (a cons string's) */
+#define OFFCPU_V8_FILE_LEN 256
+#define OFFCPU_V8_SCOPE_SLOTS 16 /* slots of a ScopeInfo looked at for its function's name */
+#define OFFCPU_V8_IDS_MAX (1u << 17)
+_Static_assert(OFFCPU_V8_IDS_MAX < OFFCPU_JSFRAME_MAX, "ids fit the frames' range");
+
+enum offcpu_v8_state {
+	OFFCPU_V8_PENDING = 0, /* asked of user space */
+	OFFCPU_V8_NONE = 1, /* no V8 whose layout offcpu knows */
+	OFFCPU_V8_ON = 2, /* its layout is below */
+};
+
+/* A process's V8 layout, from its v8dbg_* symbols (offsets in bytes, types as V8 numbers them). */
+struct offcpu_v8_proc {
+	__u32 state; /* enum offcpu_v8_state */
+	__u32 max_id; /* the last id it may hand out */
+	__u64 next_id; /* the last id handed out (the program adds to it) */
+	__s16 fp_function, fp_context; /* off_fp_function, off_fp_context */
+	__u16 fn_shared; /* JSFunction.shared */
+	__u16 obj_map, map_type; /* HeapObject.map, Map.instance_type */
+	__u16 sfi_name, sfi_script; /* SharedFunctionInfo.name_or_scope_info, script_or_debug_info */
+	__u16 script_name; /* Script.name */
+	__u16 str_len, str_chars, thin_actual; /* String.length, SeqOneByteString.chars, ThinString.actual */
+	__u16 cons_first, cons_second; /* ConsString.first, .second */
+	__u16 scope_data; /* where a ScopeInfo's slots begin */
+	__u16 type_sfi, type_scope, type_script; /* instance types */
+	__u16 first_nonstring; /* FirstNonstringType */
+	__u8 repr_mask, repr_seq, repr_thin, repr_cons; /* string representations */
+	__u8 enc_mask, enc_one; /* string encoding */
+	__u8 scope_first, scope_nlocals; /* ScopeInfo slot indexes: first variable, context locals */
+};
+
+enum {
+	OFFCPU_V8_EV_PROC = 1, /* a process not seen yet: tgid */
+	OFFCPU_V8_EV_NAME = 2, /* a function's name: tgid, id, sfi, names */
+	OFFCPU_V8_EV_CUT = 3, /* a process used its last id: tgid */
+};
+
+struct offcpu_v8_event {
+	__u32 kind;
+	__u32 tgid;
+	__u32 id;
+	__s32 start; /* the function's start in its script's source (characters); -1: not known */
+	__u64 sfi; /* the SharedFunctionInfo (tagged) */
+	char name[OFFCPU_V8_NAME_LEN]; /* NUL-ended, "" when anonymous or not read */
+	char file[OFFCPU_V8_FILE_LEN]; /* its script's name, "" when none */
+	__u64 slots[OFFCPU_V8_SCOPE_SLOTS]; /* (the program's scratch) */
+	__u64 tmp[3]; /* (the program's scratch) */
+};
+
+/* The JavaScript part's counters (v8_counters, per cpu). */
+enum offcpu_v8_counter {
+	OFFCPU_V8_CNT_WALKS = 0, /* stacks with frames looked at */
+	OFFCPU_V8_CNT_FRAMES, /* frames named */
+	OFFCPU_V8_CNT_OTHER, /* frames looked at that are no JavaScript function's (stubs, exits) */
+	OFFCPU_V8_CNT_FAULTS, /* frames not named: a read faulted */
+	OFFCPU_V8_CNT_NAMES, /* functions named */
+	OFFCPU_V8_CNT_NAME_LOST, /* functions left unnamed: map or buffer full, ids used up */
+	OFFCPU_V8_CNT_NR,
 };
 
 /*

@@ -23,6 +23,7 @@
  *   urules.bpf.h    unwind tables: rows, rules, the rule cache
  *   uwalk.bpf.h     user stacks by unwind tables
  *   udefer.bpf.h    table walks handed to user space (deferred, verified)
+ *   v8.bpf.h        JavaScript frames (node) the table walk named
  *   stacks.bpf.h    taking a block's stacks, helpers as the fallback
  *   korc.bpf.h      kernel stacks from the ORC tables (x86-64)
  *   account.bpf.h   summed map and streaming: where a block goes
@@ -135,6 +136,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p)
 {
 	py_forget(p->tgid);
+	v8_forget(p->tgid);
 	arm_at_exec(p, true);
 	return 0;
 }
@@ -150,8 +152,10 @@ int BPF_PROG(on_exec_raw, struct task_struct *p)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
-	if (parent->tgid != child->tgid)
+	if (parent->tgid != child->tgid) {
 		py_forget(child->tgid);
+		v8_forget(child->tgid);
+	}
 	follow(parent, child);
 	return 0;
 }

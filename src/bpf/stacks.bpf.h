@@ -9,7 +9,8 @@
  * (stackmap.bpf.h) and named by its key.
  *
  * Needs: common.bpf.h, faults.bpf.h, stackmap.bpf.h, the user walks
- * (ufp.bpf.h, uwalk.bpf.h, udefer.bpf.h) and korc.bpf.h (x86-64).
+ * (ufp.bpf.h, uwalk.bpf.h, udefer.bpf.h), the JavaScript frames the table
+ * walk names (v8.bpf.h) and korc.bpf.h (x86-64).
  */
 #ifndef OFFCPU_STACKS_BPF_H
 #define OFFCPU_STACKS_BPF_H
@@ -20,6 +21,7 @@
 #include "ufp.bpf.h"
 #include "uwalk.bpf.h"
 #include "udefer.bpf.h"
+#include "v8.bpf.h"
 
 #ifdef __TARGET_ARCH_x86
 /* kernel stacks walked here, from the kernel's own ORC tables (x86-64) */
@@ -48,13 +50,18 @@ const volatile bool user_walker = true;
 static __always_inline long user_walk(struct task_struct *task, struct offcpu_task *t, __u64 *buf)
 {
 	struct pt_regs *regs = user_regs(task);
+	long n;
 
 	if (!regs)
 		return -1;
 	if (unwind_tables) {
 		if (fault_refuse & FAULT_REFUSE_TABLES)
 			return REFUSED();
-		return table_walk(task, regs, t, buf);
+		n = table_walk(task, regs, t, buf);
+		/* (the knob first: without it the verifier never sees the call) */
+		if (js_frames && n > 0)
+			v8_frames(buf, n);
+		return n;
 	}
 	return fp_walk(regs, buf);
 }

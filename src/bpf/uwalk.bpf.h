@@ -26,6 +26,9 @@ const volatile bool unwind_tables = false;
 const volatile __u32 unwind_copy = OFFCPU_UNW_COPY;
 /* a table walk that met code with no table yet goes to user space to finish */
 const volatile bool defer_walks = false;
+/* the walk notes the frames it steps through by checked frame pointers, for
+ * v8.bpf.h to name (on unless --no-js; user space sets it before loading) */
+const volatile bool js_frames = false;
 
 /* a process's executable mappings, by process id */
 struct {
@@ -82,7 +85,12 @@ struct uw_state {
 	__u32 n; /* frames so far */
 	__u8 fp; /* frame pointers from here on */
 	__u8 interrupted; /* pc is where the thread stopped, not a return address */
-	__u8 pad[6];
+	__u8 go_locked; /* passed Go's wait for a locked goroutine (OFFCPU_UNW_GO_LOCKED) */
+	__u8 pad[1];
+	__u32 nv8; /* frames noted in v8 */
+	/* frames stepped through by checked frame pointers (V8's builtins, JIT
+	 * code): the frame's frame pointer | its index in the stack << 56 */
+	__u64 v8[OFFCPU_V8_FRAMES];
 };
 
 /* the copy of the top of a user stack, and 8 bytes of slack for a read at its
@@ -278,6 +286,16 @@ static __always_inline long uw_fp_checked(struct uw *c)
 		return 2;
 	if (uw_read(c, bp, &next) || uw_read(c, bp + 8, &ra) || (!uw_map(c, ra) && !uw_new_jit(c, ra)))
 		return 2;
+	if (js_frames) {
+		__u32 k = c->s->nv8;
+
+		/* the frame's own frame pointer: V8 keeps its function and
+		 * context under it (v8.bpf.h) */
+		if (k < OFFCPU_V8_FRAMES) {
+			c->s->v8[k & (OFFCPU_V8_FRAMES - 1)] = bp | ((__u64)(c->s->n - 1) << 56);
+			c->s->nv8 = k + 1;
+		}
+	}
 	c->s->bp = next;
 	c->s->sp = bp + 16;
 	c->s->pc = ra;
@@ -342,6 +360,14 @@ static long uw_step(__u32 i, struct uw *c)
 		c->s->reason = why;
 		return 1;
 	}
+	/* Go's switch to its scheduler: the goroutine beyond it is the one
+	 * waiting only where the thread waits for the goroutine locked to it */
+	if (r->outermost == OFFCPU_UNW_GO_LOCKED) {
+		c->s->go_locked = 1;
+	} else if (r->outermost == OFFCPU_UNW_GO_SWITCH && !c->s->go_locked) {
+		c->s->reason = OFFCPU_UNW_GO_SCHED;
+		return 1;
+	}
 	sp = c->s->sp;
 	switch (r->cfa) {
 	case OFFCPU_UNW_CFA_RSP:
@@ -384,7 +410,7 @@ static long uw_step(__u32 i, struct uw *c)
 		c->s->reason = OFFCPU_UNW_NO_RULE;
 		return 1;
 	}
-	if (r->outermost)
+	if (r->outermost == OFFCPU_UNW_OUTERMOST)
 		return 1; /* complete */
 	/* a caller's frame lies above its callee's (but where Go switched
 	 * stacks, keeping rbp: from a thread's stack to a goroutine's) */
@@ -445,7 +471,8 @@ static __always_inline long table_walk(struct task_struct *task, struct pt_regs 
 	c.buf = buf;
 	c.copy = cb->b;
 	c.s = &cb->st;
-	__builtin_memset(c.s, 0, sizeof(*c.s));
+	/* (the noted frames are read up to nv8 only: not cleared) */
+	__builtin_memset(c.s, 0, __builtin_offsetof(struct uw_state, v8));
 	c.s->max = user_max_depth < OFFCPU_MAX_STACK_DEPTH ? user_max_depth : OFFCPU_MAX_STACK_DEPTH;
 	c.s->pc = regs->ip;
 	c.s->sp = regs->sp;

@@ -127,6 +127,8 @@ static const char *frame_type(const struct profile *p, const struct profile_fram
 		return "kernel";
 	if (!strcmp(dso, "[python]")) /* offcpu record's named Python frames (threads.c) */
 		return "cpython";
+	if (!strcmp(dso, "[js]")) /* its named JavaScript frames of V8 */
+		return "v8js";
 	if (!strcmp(dso, "[jit]"))
 		return NULL;
 	return "native";

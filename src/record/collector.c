@@ -241,6 +241,12 @@ int collector__python_fd(const struct collector *c, const char *map)
 		       bpf_object__find_map_fd_by_name(c->ld.skel->obj, map) : -1;
 }
 
+int collector__js_fd(const struct collector *c, const char *map)
+{
+	return c && c->ld.skel && c->ld.skel->rodata->js_frames ?
+		       bpf_object__find_map_fd_by_name(c->ld.skel->obj, map) : -1;
+}
+
 int collector__waits_fd(const struct collector *c)
 {
 	return c->ld.skel && !c->ld.raw_tp &&

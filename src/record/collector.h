@@ -11,6 +11,7 @@ struct collector_opts {
 	uint32_t state_mask;
 	bool user_stacks;
 	bool python_frames; /* Python frames in user stacks (python.bpf.h), unless --no-python */
+	bool js_frames; /* JavaScript frames named in user stacks (v8.bpf.h), unless --no-js */
 	bool kernel_stacks;
 	bool verify_stacks; /* count differences from the kernel's stack helpers */
 	bool wakers; /* note who woke each block (tp_btf only) */
@@ -142,5 +143,6 @@ void collector__free(struct collector *c);
 
 /* The Python part's maps (python.c), by name; -1 when loaded without Python frames. */
 int collector__python_fd(const struct collector *c, const char *map);
+int collector__js_fd(const struct collector *c, const char *map);
 
 #endif

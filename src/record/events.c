@@ -43,6 +43,32 @@ static void late_stack(struct record *r, const uint64_t *late, size_t nl, const 
 		*unw = 1 + (*mark ? OFFCPU_UNW_MARK_REASON(*mark) : UNW_FINISHED_LATE);
 }
 
+/*
+ * A stack finished in user space (@late, @nl frames) in place of the walk's
+ * first @nw frames @walk: the JavaScript frames the walk named (v8.bpf.h)
+ * stay, where the two agree frame for frame up to them (both unwound the
+ * same stack from the same registers). Returns @late, or @buf with them.
+ */
+static const uint64_t *keep_named(const uint64_t *walk, uint32_t nw, const uint64_t *late,
+				  size_t nl, uint64_t *buf)
+{
+	uint32_t i, last = 0;
+
+	for (i = 0; i < nw && i < nl; i++) {
+		if (OFFCPU_IS_JSFRAME(walk[i]))
+			last = i + 1;
+		else if (walk[i] != late[i])
+			break;
+	}
+	if (!last)
+		return late;
+	memcpy(buf, late, nl * sizeof(*buf));
+	for (i = 0; i < last; i++)
+		if (OFFCPU_IS_JSFRAME(walk[i]))
+			buf[i] = walk[i];
+	return buf;
+}
+
 static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_t kkey,
 			  uint64_t ukey, uint64_t *chain, uint64_t *ip, unsigned *unw)
 {
@@ -81,11 +107,14 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 	/* finished in user space: a walk that met code with no table yet, or a
 	 * block under way at the start (userstacks.c) */
 	if (r->us && nu && OFFCPU_UNW_IS_DEFER(uips[nu - 1])) {
+		static __thread uint64_t kept[OFFCPU_MAX_STACK_DEPTH + 1];
 		const uint64_t *late;
 		size_t nl = userstacks__deferred(r->us, tid,
 						 (uint32_t)(uips[nu - 1] - OFFCPU_UNW_DEFER_LO), &late);
 
 		nu--;
+		if (nl && nl <= OFFCPU_MAX_STACK_DEPTH + 1)
+			late = keep_named(uips, nu, late, nl, kept);
 		if (nl)
 			late_stack(r, late, nl, &uips, &nu, &mark, unw);
 	} else if (r->us && before) {
@@ -103,10 +132,11 @@ static uint32_t callchain(struct record *r, uint32_t tgid, uint32_t tid, uint64_
 	}
 	nu = python__splice(r->py, tgid, uips, nu, pyf, np, &uips);
 	for (i = 0; i < nu; i++)
-		if (uips[i] < 4096 || (uips[i] >= (1ULL << 56) && !OFFCPU_IS_PYFRAME(uips[i])))
+		if (uips[i] < 4096 || (uips[i] >= (1ULL << 56) && !OFFCPU_IS_NAMED_FRAME(uips[i])))
 			break;
 	nu = i;
 	perfmap__name_frames(r->perfmap, tgid, uips, nu);
+	v8__note(r->v8, tgid, uips, nu);
 	if (nu && r->tables && !*unw)
 		*unw = 1 + (mark ? OFFCPU_UNW_MARK_REASON(mark) : OFFCPU_UNW_COMPLETE);
 	if (before) {
@@ -161,9 +191,12 @@ int encode_offcpu(struct record *r, const struct offcpu_key *k, uint64_t time,
 		s.addr = w && w->tgid == k->tgid ? w->addr : 0;
 	}
 	if (s.nr_ips) {
-		/* distinct stacks, as the file has them (finished in user space too) */
+		/* distinct stacks, as the file has them (finished in user space too);
+		 * the set holds values above 1 */
+		uint64_t hash = hash_bytes(chain, s.nr_ips * sizeof(*chain));
+
 		r->st.stacks.max = DISTINCT_STACKS_MAX;
-		u64set__add(&r->st.stacks, hash_bytes(chain, s.nr_ips * sizeof(*chain)));
+		u64set__add(&r->st.stacks, hash > 1 ? hash : 2);
 	}
 	size = perf_sample__encode(r->ev.sample_type, &s, buf, cap);
 	if (size < 0)
@@ -288,7 +321,8 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 		return size;
 	first = q->nr;
 	size = python__flush(r->py, r, q, r->files, time, kind) ?:
-	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, kind);
+	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, kind) ?:
+	       v8__flush(r->v8, q, r->ev.sideband_id, r->files, time, kind);
 	names_seen(r, q, first);
 	size = size ?: perf_queue__push(q, (const void *)b, time, kind);
 	if (size)
@@ -316,7 +350,8 @@ static int push_one(struct record *r, struct perf_queue *q, const struct offcpu_
 		return size;
 	first = q->nr;
 	size = python__flush(r->py, r, q, r->files, time, SRC_WAKER) ?:
-	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, SRC_WAKER);
+	       perfmap__flush(r->perfmap, q, r->ev.sideband_id, r->files, time, SRC_WAKER) ?:
+	       v8__flush(r->v8, q, r->ev.sideband_id, r->files, time, SRC_WAKER);
 	names_seen(r, q, first);
 	if (size)
 		return size;

@@ -54,6 +54,10 @@ static int flush(struct record *r, bool sums)
 		n = perf_rings__read(r->oncpu, push_oncpu, &k);
 	if (n >= 0)
 		n = collector__consume(r->coll, push_stream, &k);
+	/* JIT code named by a map read after the samples that hit it */
+	if (n >= 0)
+		n = perfmap__flush_late(r->perfmap, &r->batch, r->ev.sideband_id, r->files, now_ns(),
+					SRC_OFFCPU);
 	if (n < 0)
 		return (int)n;
 	err = round__write(r, &rd);
@@ -427,6 +431,10 @@ static int close_file(struct record *r, bool read_sources)
 	/* overwritable buffers are read by the snapshot, never forward; the
 	 * writer threads have drained theirs */
 	err = read_sources && !r->o.overwrite && !r->wt ? flush_round_sums(r) : round__write_sums(r);
+	/* processes that exited in that round: their maps, read now, name their frames here */
+	if (!err && read_sources && !r->o.overwrite && !r->wt &&
+	    perfmap__settle(r->perfmap, PERFMAP_SETTLE_MS))
+		err = flush_round(r);
 	if (err)
 		return err;
 	all_counters(r, cnt);

@@ -23,8 +23,9 @@
 #define OFFCPU_KORC 1
 #endif
 
-/* Python frames in this load (off for the retry without them: try_load1()) */
+/* Python and JavaScript frames in this load (off for the retries without them: try_load1()) */
 static bool load_python = true;
+static bool load_js = true;
 
 /*
  * libbpf's warnings while a load is attempted, kept (whatever -v says) so
@@ -336,6 +337,17 @@ static struct offcpu_bpf *open_skel(const struct collector_opts *o, bool raw_tp,
 		bpf_map__set_max_entries(skel->maps.py_codes, 1);
 		bpf_map__set_max_entries(skel->maps.py_events, (uint32_t)sysconf(_SC_PAGESIZE));
 	}
+	/* JavaScript frames (v8.bpf.h): with the table walk (x86-64), unless --no-js */
+#ifdef OFFCPU_KORC
+	skel->rodata->js_frames = load_js && o->js_frames && o->user_stacks && user_walker && tables &&
+				  !raw_tp;
+#endif
+	if (!skel->rodata->js_frames) {
+		bpf_map__set_max_entries(skel->maps.v8_procs, 1);
+		bpf_map__set_max_entries(skel->maps.v8_funcs, 1);
+		bpf_map__set_max_entries(skel->maps.v8_cache, 1);
+		bpf_map__set_max_entries(skel->maps.v8_events, (uint32_t)sysconf(_SC_PAGESIZE));
+	}
 	bpf_program__set_autoload(skel->progs.on_switch, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_fork, !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_switch_raw, raw_tp);
@@ -452,16 +464,36 @@ static int try_load1(struct loaded *l, const struct collector_opts *o, bool korc
 	char what[400];
 	int err;
 
-	load_python = true;
+	load_python = load_js = true;
 	err = try_load1_as(l, o, korc, syms, user_walker, tables, cause, len);
-	if (!err || err == -EPERM || !o->python_frames || !o->user_stacks || l->raw_tp)
+	if (!err || err == -EPERM || !o->user_stacks || l->raw_tp)
 		return err;
+	if (o->js_frames && user_walker && tables) {
+		snprintf(what, sizeof(what), "it did not load: %.320s", cause);
+		load_js = false;
+		err = try_load1_as(l, o, korc, syms, user_walker, tables, cause, len);
+		if (!err) {
+			load_js = true;
+			add_fallback(l, "JavaScript frames are off", what);
+			return 0;
+		}
+		if (err == -EPERM) {
+			load_js = true;
+			return err;
+		}
+	}
+	if (!o->python_frames) {
+		load_js = true;
+		return err;
+	}
 	snprintf(what, sizeof(what), "it did not load: %.320s", cause);
 	load_python = false;
 	err = try_load1_as(l, o, korc, syms, user_walker, tables, cause, len);
-	load_python = true;
+	load_python = load_js = true;
 	if (!err)
-		add_fallback(l, "Python frames are off", what);
+		add_fallback(l, o->js_frames && user_walker && tables ?
+				     "Python and JavaScript frames are off" : "Python frames are off",
+			     what);
 	return err;
 }
 

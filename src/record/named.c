@@ -112,6 +112,7 @@ bool named__is_named(const struct perf_event_header *h)
 		return false;
 	fn = perf_record__name(h, sizeof(struct perf_record_mmap2));
 	return fn && (!strncmp(fn, OFFCPU_NAMED_PY, strlen(OFFCPU_NAMED_PY)) ||
+		      !strncmp(fn, OFFCPU_NAMED_JS, strlen(OFFCPU_NAMED_JS)) ||
 		      !strncmp(fn, OFFCPU_NAMED_JIT, strlen(OFFCPU_NAMED_JIT)));
 }
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Named frames in every file (issue 29): the MMAP2 records that name a
- * Python frame or JIT code ("[py] ...", "[jit] ...": offcpu.h, "Named
- * frames") are made once, before the first sample that needs them
- * (python.c, perfmap.c), but a file of a rotation, a file split at its size
+ * Python frame, a JavaScript frame or JIT code ("[py] ...", "[js] ...",
+ * "[jit] ...": offcpu.h, "Named frames") are made once, before the first
+ * sample that needs them (python.c, v8.c, perfmap.c), but a file of a rotation, a file split at its size
  * in the middle of a round and a flight recorder's snapshot need them again
  * for their own samples. Here every record on its way into a file is seen
  * as it is written: a named mapping is kept (within NAMED_MEM_MAX), and a
@@ -68,7 +68,7 @@ int named__write_syms(struct named *nm, int fd);
 /* Process @pid exited: its records are freed NAMED_GONE_MS from now. */
 void named__exit(struct named *nm, uint32_t pid);
 
-/* Whether @h is a named mapping (offcpu's "[py] " or "[jit] " MMAP2). */
+/* Whether @h is a named mapping (offcpu's "[py] ", "[js] " or "[jit] " MMAP2). */
 bool named__is_named(const struct perf_event_header *h);
 
 struct named_stats {

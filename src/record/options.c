@@ -31,6 +31,7 @@ enum {
 	OPT_WAKERS,
 	OPT_FLUSH,
 	OPT_NO_PYTHON,
+	OPT_NO_JS,
 	OPT_WAIT_OBJECTS,
 	OPT_CRITICAL_PATH,
 	OPT_PUSH,
@@ -63,6 +64,7 @@ static const struct argp_option record_options[] = {
 	{ "wait-objects", OPT_WAIT_OBJECTS, 0, 0, "Also record what each block waits on, as offcpu-wait samples: for a futex (a mutex, condition variable, ...) its address and a glibc mutex's owner; for a file descriptor (read, write, recv, send, accept, poll, select, epoll) what it is: a pipe, a socket with its addresses, a file, an eventfd... (about 100-250 ns more per block; threads waiting at the start or the end of a recording of running processes get theirs without it). offcpu report --locks and --sort object show them", 2 },
 	{ "critical-path", OPT_CRITICAL_PATH, 0, 0, "Record what offcpu report --critical-path follows: --wakers --state S,D,R --off-cpu-thresh 0 -F 999 (each block with its times, state and waker; preemptions and run queue waits; on-CPU samples for the running parts); options given explicitly win over these", 2 },
 	{ "no-python", OPT_NO_PYTHON, 0, 0, "No Python frames: by default the user stacks of CPython 3.10 to 3.13 processes show each Python function (\"[py] QUALNAME (FILE:LINE)\", LINE the line it is at) inside the interpreter frame that runs it, its name taken while the process lives", 2 },
+	{ "no-js", OPT_NO_JS, 0, 0, "No JavaScript frames: by default the user stacks of node processes whose V8 exports its frame layout (its v8dbg_* symbols) show each JavaScript function, interpreted or compiled (\"[js] NAME (SCRIPT)\"), in place of the V8 code that runs it, its name taken while the process lives (needs --unwind=tables)", 2 },
 	{ "freq", 'F', "HZ", 0, "Also sample the targets on-CPU HZ times a second (event cpu-clock)", 2 },
 	{ "event", 'e', "EVENT", 0, "cpu-clock: also sample on-CPU (at -F or 4000 Hz); offcpu-time: the default", 2 },
 	{ "all-cgroups", OPT_ALL_CGROUPS, 0, 0, "Record each sample's cgroup (perf report --sort cgroup)", 2 },
@@ -311,6 +313,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *st)
 	case OPT_NO_PYTHON:
 		o->python = false;
 		break;
+	case OPT_NO_JS:
+		o->js = false;
+		break;
 	case OPT_FLUSH:
 		if (!strcmp(arg, "0"))
 			o->flush_ns = 0;
@@ -509,6 +514,7 @@ void record_opts__defaults(struct record_opts *o)
 	o->flush_ns = 1000000000ULL;
 	o->max_entries = 16384;
 	o->python = true;
+	o->js = true;
 	push_opts__defaults(&o->push);
 }
 

@@ -55,6 +55,7 @@ struct record_opts {
 	bool critical_path; /* --critical-path: wakers, S,D,R, threshold 0, -F 999 unless given */
 	bool state_given; /* --state was given */
 	bool python; /* Python frames in user stacks (default; --no-python: off) */
+	bool js; /* JavaScript frames named in user stacks (default; --no-js: off) */
 	int unwind; /* UNWIND_TABLES or UNWIND_FP */
 	uint64_t unwind_mem; /* bytes for unwind table rows */
 	bool quiet;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "perfmap.h"
+#include "pmtmp.h"
 #include "synth.h"
 #include "../offcpu.h"
 #include "../perfdata/format.h"
@@ -18,7 +19,9 @@
 #include "../perfdata/sample.h"
 #include "../util/hashmap.h"
 #include "../util/objread.h"
+#include "../util/pmtext.h"
 #include "../util/ranges.h"
+#include "../util/u64set.h"
 #include "../util/util.h"
 #include "../util/worker.h"
 
@@ -27,7 +30,6 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
 
-#define LINE_MAX_LEN 4096 /* a longer line is skipped */
 #define PROC_MEM_MAX (PERFMAP_MEM_MAX / 4) /* what one process's map may hold */
 
 /* An entry of a map; its range is in the process's rangeset (a later one wins). */
@@ -45,8 +47,17 @@ enum { PM_NEW, PM_OPEN, PM_NONE, PM_REFUSED };
 struct pm_proc {
 	uint32_t tgid;
 	bool used, queued, gone;
+	bool jit; /* it runs JIT code: its unnamed frames are kept for a map read later */
+	bool last; /* its last look, after its exit, is asked for */
 	uint8_t state;
 	int fd; /* -1: none (yet) */
+	/* its /tmp, kept while it lives, to read its map after it exits (a
+	 * JVM writes it at its exit): -1 none; its mount, its user, its pid there */
+	int tmp_fd;
+	uint64_t tmp_mnt;
+	uint32_t uid;
+	int nspid;
+	struct u64set unresolved; /* frames no entry named yet (jit only) */
 	uint64_t off; /* bytes read (whole lines): the reader's */
 	uint64_t looked_ns; /* the last look asked for */
 	uint64_t gone_ns; /* its exit */
@@ -78,18 +89,12 @@ struct perfmap {
 	size_t q_head, q_len, q_cap;
 	uint64_t busy_since; /* when the reader's look began, 0 between looks */
 	size_t gone; /* exited processes not freed yet */
+	size_t tmp_open; /* kept /tmp descriptors */
+	struct pending *late; /* entries that frames named after they were written */
+	size_t nr_late, cap_late;
 	struct perfmap_stats st;
 };
 
-/* A piece of a map, parsed by the reader without the lock. */
-struct batch {
-	struct pm_entry *e;
-	size_t nr, cap;
-	char *names;
-	size_t names_len, names_cap;
-	uint64_t consumed; /* bytes of whole lines */
-	bool over; /* a bound was met: the map is read no further */
-};
 
 /* noted by this thread's last perfmap__name_frames() calls, for its flush */
 static __thread struct pending pend[2 * OFFCPU_MAX_STACK_DEPTH];
@@ -117,16 +122,27 @@ struct perfmap *perfmap__new(void)
 	return pm;
 }
 
+static void tmp_close(struct perfmap *pm, struct pm_proc *p)
+{
+	if (p->tmp_fd < 0)
+		return;
+	close(p->tmp_fd);
+	p->tmp_fd = -1;
+	pm->tmp_open--;
+}
+
 static void proc_release(struct perfmap *pm, struct pm_proc *p)
 {
 	if (p->fd >= 0)
 		close(p->fd);
+	tmp_close(pm, p);
+	u64set__free(&p->unresolved);
 	rangeset__free(&p->ranges);
 	free(p->e);
 	free(p->names);
 	pm->st.bytes -= p->bytes;
 	memset(p, 0, sizeof(*p));
-	p->fd = -1;
+	p->fd = p->tmp_fd = -1;
 }
 
 void perfmap__free(struct perfmap *pm)
@@ -147,6 +163,7 @@ void perfmap__free(struct perfmap *pm)
 		if (pm->p[i].used)
 			proc_release(pm, &pm->p[i]);
 	free(pm->p);
+	free(pm->late);
 	free(pm->free_slots);
 	free(pm->queue);
 	hashmap__free(&pm->procs);
@@ -156,157 +173,17 @@ void perfmap__free(struct perfmap *pm)
 	free(pm);
 }
 
-/* The pid of @tgid in its own pid namespace (the last NSpid field), or @tgid. */
-static int ns_pid(int tgid)
-{
-	char path[64], line[256];
-	int pid = tgid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tgid);
-	f = fopen(path, "re");
-	if (!f)
-		return tgid;
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *end;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (p = line + 6;; p = end) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (v > 0)
-				pid = (int)v;
-		}
-		break;
-	}
-	fclose(f);
-	return pid;
-}
-
-/*
- * Open process @tgid's map: /proc/PID/root/tmp/perf-NSPID.map, walked with no
- * link followed and every mount checked (objread.h), a regular file owned by
- * the process's user (the owner of /proc/PID). Returns a descriptor, -ENOENT
- * when there is none, -ESRCH when the process is gone, or another -errno
- * when it is refused (-EPERM: not its user's regular file).
- */
-static int open_map(int tgid)
-{
-	struct stat pst, st;
-	char path[96];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d", tgid);
-	if (stat(path, &pst))
-		return -ESRCH;
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", tgid, ns_pid(tgid));
-	fd = objread_open_flags(path, &st, OBJREAD_NO_LINKS);
-	if (fd == -EINVAL || fd == -ELOOP)
-		return -EPERM; /* a fifo, a device, a link: not a map */
-	if (fd == -ESRCH || fd == -ENOENT || fd == -ENOTDIR)
-		return fd == -ENOTDIR ? -ENOENT : fd;
-	if (fd >= 0 && st.st_uid != pst.st_uid) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
-}
-
-/* Room for @need elements of @elem bytes, growing by a quarter: the memory is charged. */
-static int grow_to(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap + *cap / 4;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	if (n < need)
-		n = need;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
-/* One "START SIZE NAME" line into @b; false past a bound. */
-static bool parse_line(struct batch *b, char *line, size_t len)
-{
-	unsigned long long start, size;
-	char *end, *name;
-	size_t nlen;
-
-	line[len] = 0;
-	start = strtoull(line, &end, 16);
-	if (end == line || *end != ' ')
-		return true; /* not an entry: skipped */
-	name = end + 1;
-	size = strtoull(name, &end, 16);
-	if (end == name || *end != ' ' || !size || size > UINT32_MAX || start + size < start)
-		return true;
-	name = end + 1;
-	nlen = strlen(name);
-	if (nlen && name[nlen - 1] == '\r')
-		name[--nlen] = 0;
-	if (grow_to((void **)&b->e, &b->cap, b->nr + 1, sizeof(*b->e)) ||
-	    grow_to((void **)&b->names, &b->names_cap, b->names_len + nlen + 1, 1))
-		return false;
-	memcpy(b->names + b->names_len, name, nlen + 1);
-	b->e[b->nr++] = (struct pm_entry){ .start = start, .size = (uint32_t)size,
-					   .name = (uint32_t)b->names_len };
-	b->names_len += nlen + 1;
-	return true;
-}
-
-/* Read what the map at @fd gained past @off (whole lines, a bounded piece) into @b;
- * stopped where *@stop is set (the recording ends). */
-static void read_piece(int fd, uint64_t off, struct batch *b, volatile int *stop)
-{
-	char *buf;
-	ssize_t n;
-	size_t at = 0, i;
-
-	if (off >= PERFMAP_FILE_MAX) {
-		b->over = true;
-		return;
-	}
-	buf = malloc(PERFMAP_READ_MAX + 1);
-	if (!buf)
-		return;
-	n = pread(fd, buf, PERFMAP_READ_MAX, (off_t)off);
-	for (i = 0; n > 0 && i < (size_t)n; i++) {
-		if (buf[i] != '\n')
-			continue;
-		if (!(b->nr & 0xffff) && *stop)
-			break;
-		/* a line too long to be an entry is skipped whole */
-		if (i - at < LINE_MAX_LEN && !parse_line(b, buf + at, i - at)) {
-			b->over = true;
-			break;
-		}
-		at = i + 1;
-	}
-	/* a line longer than a whole read is no entry: skip what was read */
-	if (n > 0 && !at && (size_t)n == PERFMAP_READ_MAX)
-		at = (size_t)n;
-	b->consumed = at; /* a partial last line is read again, whole, next time */
-	free(buf);
-}
-
 static uint64_t proc_bytes(const struct pm_proc *p)
 {
-	return p->cap * sizeof(*p->e) + p->names_cap + rangeset__bytes(&p->ranges);
+	return p->cap * sizeof(*p->e) + p->names_cap + rangeset__bytes(&p->ranges) +
+	       u64set__bytes(&p->unresolved);
 }
 
 /*
  * Add @b's entries to @p (under the lock), as many as its share and the
  * total allow; false when a bound cut it.
  */
-/* A capacity after grow_to() made room for @need in @cap. */
+/* A capacity after pmtext__grow() made room for @need in @cap. */
 static size_t grown(size_t cap, size_t need)
 {
 	return need <= cap ? cap : need > cap + cap / 4 ? need : cap + cap / 4;
@@ -324,7 +201,7 @@ static uint64_t bytes_after(const struct pm_proc *p, size_t n, size_t names)
 	       (uint64_t)r * sizeof(uint32_t);
 }
 
-static bool append(struct perfmap *pm, struct pm_proc *p, struct batch *b)
+static bool append(struct perfmap *pm, struct pm_proc *p, struct pmtext *b)
 {
 	uint64_t before = p->bytes, room_all, room_proc, need;
 	size_t n = b->nr, i, names;
@@ -343,13 +220,13 @@ static bool append(struct perfmap *pm, struct pm_proc *p, struct batch *b)
 	}
 	if (n < b->nr)
 		pm->st.over += b->nr - n;
-	if (!n || grow_to((void **)&p->e, &p->cap, p->nr + n, sizeof(*p->e)) ||
-	    grow_to((void **)&p->names, &p->names_cap, p->names_len + names, 1))
+	if (!n || pmtext__grow((void **)&p->e, &p->cap, p->nr + n, sizeof(*p->e)) ||
+	    pmtext__grow((void **)&p->names, &p->names_cap, p->names_len + names, 1))
 		return false;
 	memcpy(p->names + p->names_len, b->names, names);
 	for (i = 0; i < n; i++) {
-		p->e[p->nr] = b->e[i];
-		p->e[p->nr].name += (uint32_t)p->names_len;
+		p->e[p->nr] = (struct pm_entry){ .start = b->e[i].start, .size = b->e[i].size,
+						 .name = b->e[i].name + (uint32_t)p->names_len };
 		if (rangeset__add(&p->ranges, b->e[i].start, b->e[i].size, (uint32_t)p->nr))
 			break;
 		p->nr++;
@@ -385,54 +262,129 @@ static void note_refused(struct perfmap *pm, struct pm_proc *p, int err)
 		err == -EPERM ? "not a regular file of its user" : objread_why(err));
 }
 
-/* Look at slot @slot's map: open it if not yet, read what it gained. Under the lock, which it
- * drops while it reads. */
+/* The entry holding @ip (the latest where entries overlap), or -1. */
+static long find(const struct pm_proc *p, uint64_t ip)
+{
+	uint32_t e;
+
+	return rangeset__find(&p->ranges, ip, &e) ? (long)e : -1;
+}
+
+/*
+ * Frames of @slot's process that no entry named when their samples were
+ * written, named by what its map holds now: their entries are kept for
+ * perfmap__flush_late() (under the lock).
+ */
+static void resolve(struct perfmap *pm, uint32_t slot)
+{
+	struct pm_proc *p = &pm->p[slot];
+	uint64_t a;
+	size_t i;
+	long e;
+
+	for (i = 0; i < p->unresolved.cap && p->nr; i++) {
+		if (!u64set__at(&p->unresolved, i, &a) || (e = find(p, a)) < 0)
+			continue;
+		u64set__remove(&p->unresolved, a);
+		if (p->e[e].pad || grow_array((void **)&pm->late, &pm->cap_late, pm->nr_late + 1,
+					      sizeof(*pm->late)))
+			continue;
+		p->e[e].pad = 1; /* in the late list */
+		pm->late[pm->nr_late++] = (struct pending){ slot, p->tgid, (uint32_t)e };
+	}
+}
+
+/* What opening a map said, for the process's state (under the lock). */
+static void opened_as(struct perfmap *pm, struct pm_proc *p, int err)
+{
+	if (err == -ESRCH) {
+		p->state = PM_NONE;
+		if (!p->gone) {
+			p->gone = true; /* freed after the grace, as an exit */
+			p->gone_ns = now_ns();
+			pm->gone++;
+		}
+	} else if (err == -ENOENT || err == -ENOTDIR) {
+		p->state = PM_NONE;
+	} else {
+		note_refused(pm, p, err == -EINVAL ? -EPERM : err);
+	}
+}
+
+/*
+ * Look at slot @slot's map: open it if not yet (its /tmp kept while the
+ * process lives), read what it gained, name the frames it did not name
+ * before. After the process exited, its last look only (its map read
+ * through its kept /tmp: a JVM writes it at its exit). Under the lock, which
+ * it drops while it reads.
+ */
 static void look(struct perfmap *pm, uint32_t slot)
 {
 	struct pm_proc *p = &pm->p[slot];
-	struct batch b = { 0 };
+	struct pm_tmp t = { .fd = p->tmp_fd, .mnt = p->tmp_mnt, .uid = p->uid, .nspid = p->nspid };
+	struct pmtext b = { 0 };
 	uint64_t ticket = p->asked, off = p->off;
 	uint32_t tgid = p->tgid;
-	int fd = p->fd, opened = 0;
+	int fd = p->fd, opened = 0, kept = 0;
+	bool last = p->gone && p->last, keep, mine = false, anew = false;
 	struct stat st;
-	bool anew = false;
 
 	p->queued = false;
-	if (p->state == PM_REFUSED || p->gone) {
+	if (p->state == PM_REFUSED || (p->gone && (!last || (fd < 0 && t.fd < 0)))) {
 		p->done = ticket;
+		if (p->gone)
+			tmp_close(pm, p);
 		return;
 	}
+	/* the /tmp of a process that runs JIT code kept, while there is room:
+	 * a temporary one otherwise */
+	keep = t.fd < 0 && !p->gone && p->jit;
+	if (keep && pm->tmp_open >= PERFMAP_DIRS_MAX) {
+		keep = false;
+		pm->st.dirs_over++;
+	}
+	if (keep)
+		pm->tmp_open++;
 	pm->busy_since = now_ns();
 	pthread_mutex_unlock(&pm->lock);
+	if (t.fd < 0 && !last) {
+		kept = pm_tmp__open((int)tgid, &t);
+		if (kept)
+			t.fd = -1;
+		mine = !kept;
+	}
 	if (fd < 0) {
-		opened = open_map((int)tgid);
+		opened = t.fd >= 0 ? pm_tmp__map(&t) : kept ? kept : -ENOENT;
 		fd = opened;
 	}
 	if (fd >= 0 && !fstat(fd, &st)) {
-		/* written anew (its pid reused by another JIT process): from the start */
+		/* written anew (a JVM's map at each jcmd, a pid reused): from the start */
 		anew = (uint64_t)st.st_size < off;
 		if (anew)
 			off = 0;
 		if ((uint64_t)st.st_size > off)
-			read_piece(fd, off, &b, &pm->stop);
+			pmtext__read(fd, off, PERFMAP_FILE_MAX, PERFMAP_READ_MAX, &b, &pm->stop);
 	}
+	if (mine && !keep)
+		close(t.fd); /* a temporary one */
 	pthread_mutex_lock(&pm->lock);
 	p = &pm->p[slot];
+	if (keep) {
+		if (mine) {
+			p->tmp_fd = t.fd;
+			p->tmp_mnt = t.mnt;
+			p->uid = t.uid;
+			p->nspid = t.nspid;
+		} else {
+			pm->tmp_open--;
+		}
+	}
 	if (opened >= 0 && p->fd < 0 && fd >= 0) {
 		p->fd = fd;
 		p->state = PM_OPEN;
 		pm->st.maps++;
 	} else if (opened < 0) {
-		if (opened == -ESRCH) {
-			p->state = PM_NONE;
-			p->gone = true; /* freed after the grace, as an exit */
-			p->gone_ns = now_ns();
-			pm->gone++;
-		} else if (opened == -ENOENT) {
-			p->state = PM_NONE;
-		} else {
-			note_refused(pm, p, opened);
-		}
+		opened_as(pm, p, opened);
 	}
 	if (anew)
 		proc_reset(pm, p);
@@ -442,11 +394,22 @@ static void look(struct perfmap *pm, uint32_t slot)
 		p->state = PM_REFUSED; /* what was read stays */
 	}
 	p->off = off + b.consumed;
+	if (b.nr)
+		resolve(pm, slot);
+	if (last) {
+		/* nothing more will come of it */
+		if (b.nr)
+			pm->st.at_exit++;
+		p->last = false;
+		tmp_close(pm, p);
+		if (p->fd >= 0)
+			close(p->fd);
+		p->fd = -1;
+	}
 	p->done = ticket;
 	pm->busy_since = 0;
 	pthread_cond_broadcast(&pm->served);
-	free(b.e);
-	free(b.names);
+	pmtext__free(&b);
 }
 
 /* Free the processes that exited PERFMAP_GONE_MS ago and more (under the lock). */
@@ -523,7 +486,7 @@ static long proc_of(struct perfmap *pm, uint32_t tgid)
 			pm->free_slots[pm->nr_free++] = slot;
 		return -1;
 	}
-	pm->p[slot] = (struct pm_proc){ .tgid = tgid, .used = true, .fd = -1 };
+	pm->p[slot] = (struct pm_proc){ .tgid = tgid, .used = true, .fd = -1, .tmp_fd = -1 };
 	pm->live++;
 	*v = (uint64_t)slot + 1;
 	return slot;
@@ -580,8 +543,10 @@ void perfmap__process(struct perfmap *pm, int tgid)
 		return;
 	pthread_mutex_lock(&pm->lock);
 	slot = proc_of(pm, (uint32_t)tgid);
-	if (slot >= 0)
+	if (slot >= 0) {
+		pm->p[slot].jit = true;
 		ask(pm, (uint32_t)slot, false);
+	}
 	pthread_mutex_unlock(&pm->lock);
 }
 
@@ -599,19 +564,25 @@ void perfmap__exit(struct perfmap *pm, int tgid)
 	pthread_mutex_lock(&pm->lock);
 	v = hashmap__find(&pm->procs, &(uint32_t){ (uint32_t)tgid }, sizeof(uint32_t));
 	if (v && !pm->p[*v - 1].gone) {
-		pm->p[*v - 1].gone = true;
-		pm->p[*v - 1].gone_ns = now_ns();
+		struct pm_proc *p = &pm->p[*v - 1];
+
+		p->gone = true;
+		p->gone_ns = now_ns();
 		pm->gone++;
+		/* its map, as it left it (a JVM writes it at its exit), names its
+		 * frames: read once more, through its kept /tmp */
+		if ((p->fd >= 0 || p->tmp_fd >= 0) && p->state != PM_REFUSED &&
+		    !grow_array((void **)&pm->queue, &pm->q_cap, pm->q_len + 1, sizeof(*pm->queue))) {
+			p->last = true;
+			p->asked++;
+			if (!p->queued) {
+				pm->queue[pm->q_len++] = (uint32_t)(*v - 1);
+				p->queued = true;
+			}
+			pthread_cond_signal(&pm->work);
+		}
 	}
 	pthread_mutex_unlock(&pm->lock);
-}
-
-/* The entry holding @ip (the latest where entries overlap), or -1. */
-static long find(const struct pm_proc *p, uint64_t ip)
-{
-	uint32_t e;
-
-	return rangeset__find(&p->ranges, ip, &e) ? (long)e : -1;
 }
 
 void perfmap__name_frames(struct perfmap *pm, uint32_t tgid, const uint64_t *uips, uint32_t nu)
@@ -638,8 +609,19 @@ void perfmap__name_frames(struct perfmap *pm, uint32_t tgid, const uint64_t *uip
 			if (ask(pm, (uint32_t)slot, true))
 				e = find(&pm->p[slot], i ? ip - 1 : ip);
 		}
-		if (e < 0)
+		if (e < 0) {
+			/* a map read later may name it (written at the exit, or by jcmd) */
+			struct pm_proc *p = &pm->p[slot];
+			size_t before = u64set__bytes(&p->unresolved);
+
+			if (p->jit && p->unresolved.len < PERFMAP_UNRESOLVED_MAX &&
+			    pm->st.bytes + 2 * before + 1024 <= PERFMAP_MEM_MAX &&
+			    u64set__add(&p->unresolved, i ? ip - 1 : ip) > 0) {
+				p->bytes += u64set__bytes(&p->unresolved) - before;
+				pm->st.bytes += u64set__bytes(&p->unresolved) - before;
+			}
 			continue;
+		}
 		pm->st.frames++;
 		for (k = 0; k < nr_pend; k++)
 			if (pend[k].slot == slot && pend[k].entry == (uint32_t)e)
@@ -683,6 +665,64 @@ int perfmap__flush(struct perfmap *pm, struct perf_queue *q, uint64_t sideband_i
 	pthread_mutex_unlock(&pm->lock);
 	nr_pend = 0;
 	return err;
+}
+
+int perfmap__flush_late(struct perfmap *pm, struct perf_queue *q, uint64_t sideband_id, size_t gen,
+			uint64_t time, int kind)
+{
+	struct synth_queue sq = { .q = q, .time = time, .kind = kind };
+	const struct synth sy = { .sample_type = SIDEBAND_SAMPLE_TYPE, .id = sideband_id,
+				  .time = time, .emit = synth__to_queue, .arg = &sq };
+	char name[PERFMAP_NAME_LEN];
+	int err = 0;
+	size_t i;
+
+	if (!pm)
+		return 0;
+	pthread_mutex_lock(&pm->lock);
+	for (i = 0; i < pm->nr_late && !err; i++) {
+		struct pending *l = &pm->late[i];
+		struct pm_proc *p = l->slot < pm->nr ? &pm->p[l->slot] : NULL;
+		struct pm_entry *e;
+
+		if (!p || !p->used || p->tgid != l->tgid || l->entry >= p->nr)
+			continue;
+		e = &p->e[l->entry];
+		e->pad = 0;
+		if (e->written == gen + 1)
+			continue; /* this file has it */
+		e->written = (uint32_t)gen + 1;
+		e->written_at = time;
+		snprintf(name, sizeof(name), "%s%s", OFFCPU_NAMED_JIT, p->names + e->name);
+		err = synth__named(&sy, p->tgid, e->start, e->size, name);
+		if (!err) {
+			pm->st.named++;
+			pm->st.late++;
+		}
+	}
+	pm->nr_late = 0;
+	pthread_mutex_unlock(&pm->lock);
+	return err;
+}
+
+size_t perfmap__settle(struct perfmap *pm, unsigned ms)
+{
+	uint64_t until = now_ns() + (uint64_t)ms * 1000000ULL;
+	struct timespec ts = { 0, 5000000 };
+	size_t i, last, late;
+
+	if (!pm)
+		return 0;
+	for (;;) {
+		pthread_mutex_lock(&pm->lock);
+		for (i = 0, last = 0; i < pm->nr; i++)
+			last += pm->p[i].used && pm->p[i].last;
+		late = pm->nr_late;
+		pthread_mutex_unlock(&pm->lock);
+		if (!last || !pm->running || now_ns() >= until)
+			return late;
+		nanosleep(&ts, NULL);
+	}
 }
 
 void perfmap__stats(struct perfmap *pm, struct perfmap_stats *st)

@@ -30,6 +30,15 @@
  *   bound, a process's later entries stay unnamed, counted, said.
  * - Only entries that a sample's user frame hits get a record (node's map
  *   holds many thousands).
+ * - A map written after the samples that need it (a JVM's
+ *   -XX:+DumpPerfMapAtExit at its exit, jcmd Compiler.perfmap mid-run) still
+ *   names them: the unnamed frames of a process that runs JIT code are kept
+ *   (PERFMAP_UNRESOLVED_MAX, within the memory bound), and named when an
+ *   entry read later holds them, by records written then
+ *   (perfmap__flush_late(); offcpu report names a process's code whatever
+ *   the time of its record). The process's /tmp is kept open while it lives
+ *   (an O_PATH descriptor, PERFMAP_DIRS_MAX of them at most), and its map
+ *   read once more after it exits, through it.
  *
  * Thread-safe: the frames are noted by the thread that encodes a sample,
  * and flushed by it into its queue.
@@ -53,6 +62,9 @@ struct perf_queue;
 #define PERFMAP_MEM_MAX (64ULL << 20) /* entries and names of all processes */
 #define PERFMAP_PROCS_MAX 65536 /* processes looked at (one without a map costs no more) */
 #define PERFMAP_NAME_LEN 512 /* of a record's name, "[jit] " included */
+#define PERFMAP_DIRS_MAX 1024 /* processes whose /tmp is kept open to read their map at their exit */
+#define PERFMAP_UNRESOLVED_MAX 65536 /* a process's frames kept for a map read later */
+#define PERFMAP_SETTLE_MS 1000 /* the end of a file waits this long at most for maps read at exits */
 
 struct perfmap_stats {
 	uint64_t maps; /* processes whose map was read */
@@ -64,6 +76,9 @@ struct perfmap_stats {
 	uint64_t cut; /* processes whose map was read only up to a memory bound */
 	uint64_t freed; /* processes whose entries were freed after their exit */
 	uint64_t waits, waits_missed; /* looks a sample waited for; of them, not answered in time */
+	uint64_t late; /* records of entries read after the samples that needed them */
+	uint64_t at_exit; /* processes whose map was read after they exited */
+	uint64_t dirs_over; /* looks without a /tmp kept: PERFMAP_DIRS_MAX were */
 	uint64_t bytes, bytes_peak; /* memory held by entries and names */
 	uint32_t first_cut; /* the first process cut */
 	uint32_t first_refused; /* the first process whose map was refused */
@@ -98,6 +113,21 @@ void perfmap__name_frames(struct perfmap *pm, uint32_t tgid, const uint64_t *uip
  */
 int perfmap__flush(struct perfmap *pm, struct perf_queue *q, uint64_t sideband_id, size_t gen,
 		   uint64_t time, int kind);
+
+/*
+ * Push the MMAP2 records of entries read after the samples whose frames they
+ * hold were written (a map written at the process's exit, or rewritten
+ * mid-run), that file @gen has none of, into @q, stamped @time: offcpu
+ * report names a process's code whatever the time. 0 or -errno.
+ */
+int perfmap__flush_late(struct perfmap *pm, struct perf_queue *q, uint64_t sideband_id, size_t gen,
+			uint64_t time, int kind);
+
+/*
+ * Wait @ms at most for the maps of exited processes to be read (their last
+ * look); returns how many records perfmap__flush_late() has to write.
+ */
+size_t perfmap__settle(struct perfmap *pm, unsigned ms);
 
 void perfmap__stats(struct perfmap *pm, struct perfmap_stats *st);
 

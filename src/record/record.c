@@ -111,6 +111,12 @@ static int check_stack_memory(const struct record_opts *o)
  * block, and serve the BPF program's requests from a thread (a workload's
  * at its exec, every other process when it first blocks).
  */
+/* A process's mappings were loaded: its V8, if any, looked at before its first JavaScript block. */
+static void on_load(void *arg, int tgid)
+{
+	v8__process(arg, (uint32_t)tgid);
+}
+
 static int start_unwinder(struct record *r)
 {
 	struct collector_unwind_maps m;
@@ -127,6 +133,8 @@ static int start_unwinder(struct record *r)
 	}
 	r->tables = true;
 	unwinder__on_jit(r->unw, perfmap__process_cb, r->perfmap);
+	if (r->v8)
+		unwinder__on_load(r->unw, on_load, r->v8);
 	for (i = 0; i < r->o.nr_pids; i++) {
 		err = unwinder__add_process(r->unw, r->o.pids[i]);
 		if (err && err != -ESRCH)
@@ -191,6 +199,7 @@ static int finish(struct record *r)
 
 		print_summary(r, output_size(r));
 		python__summary(r->py, stderr);
+		v8__summary(r->v8, stderr);
 		if (collector__wait_counters(r->coll, wcnt) == 0)
 			waitstore__summary(r->waits, wcnt, r->o.wait_objects, stderr);
 		perfmap__stats(r->perfmap, &pst);
@@ -308,6 +317,7 @@ static int load(struct record *r, struct collector_opts *co)
 	/* bench: OFFCPU_LATE_STACKS=0 leaves every stack to the BPF walk */
 	co->user_space_stacks = co->unwind_tables && !test_hook_is(test_hook("LATE_STACKS"), "0");
 	co->python_frames = r->o.python;
+	co->js_frames = r->o.js;
 	run_signals_hold(true);
 	r->coll = collector__open(co, msg, sizeof(msg));
 	run_signals_hold(false);
@@ -319,6 +329,9 @@ static int load(struct record *r, struct collector_opts *co)
 	r->py = python__new(r->coll);
 	if (!r->py && errno)
 		pr_warn("no Python frames: %s", strerror(errno));
+	r->v8 = v8__new(r->coll);
+	if (!r->v8 && errno)
+		pr_warn("no JavaScript frames: %s", strerror(errno));
 	r->perfmap = perfmap__new();
 	r->named = named__new();
 	collector__store_maps(r->coll, &sm);
@@ -483,6 +496,7 @@ static void teardown(struct record *r, struct collector_opts *co, int err)
 	stackstore__free(r->stacks);
 	waitstore__free(r->waits);
 	python__free(r->py);
+	v8__free(r->v8);
 	perfmap__free(r->perfmap);
 	named__free(r->named);
 	collector__free(r->coll);

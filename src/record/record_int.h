@@ -29,6 +29,7 @@
 #include "userstacks.h"
 #include "waitstore.h"
 #include "python.h"
+#include "v8.h"
 #include "perfmap.h"
 #include "../push/push.h"
 #include "named.h"
@@ -77,6 +78,7 @@ struct record {
 	struct unwinder *unw; /* --unwind=tables: the table loader */
 	struct userstacks *us; /* stacks finished in user space, or NULL */
 	struct python *py; /* Python frames (python.c), or NULL */
+	struct v8 *v8; /* JavaScript frames (v8.c), or NULL */
 	struct perfmap *perfmap; /* JIT frames named from perf maps (perfmap.c), or NULL */
 	struct push *push; /* --push: each file handed over to it (src/push/), or NULL */
 	struct named *named; /* named frames in every file, and their symbols (named.c), or NULL */

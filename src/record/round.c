@@ -108,6 +108,7 @@ static void process_exited(struct record *r, const struct perf_event_header *h)
 		return;
 	perfmap__exit(r->perfmap, (int)task.pid);
 	python__exit(r->py, task.pid);
+	v8__exit(r->v8, task.pid);
 	named__exit(r->named, task.pid);
 }
 

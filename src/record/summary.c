@@ -67,6 +67,7 @@ const char *const unwind_end_names[UNW_REASONS] = {
 	[OFFCPU_UNW_READ_FAULT] = "ended: stack not readable",
 	[OFFCPU_UNW_DEPTH] = "ended: depth limit",
 	[OFFCPU_UNW_BUILDING] = "table being built, frame pointers from there",
+	[OFFCPU_UNW_GO_SCHED] = "ended at Go's scheduler (a thread waiting for no goroutine of its own)",
 	[UNW_FINISHED_LATE] = "complete, finished in user space (no table yet at the block, or "
 			      "under way at the start)",
 };
@@ -533,6 +534,10 @@ void summary__print_perfmap(FILE *f, const struct perfmap_stats *st)
 		"records; %s at most of the %s they may hold", (unsigned long long)st->maps,
 		(unsigned long long)st->entries, (unsigned long long)st->frames,
 		(unsigned long long)st->named, peak, all);
+	if (st->late)
+		fprintf_escaped(f, ", %llu of them written after the samples they name (a map read later: "
+			"%llu at a process's exit)", (unsigned long long)st->late,
+			(unsigned long long)st->at_exit);
 	if (st->freed)
 		fprintf_escaped(f, ", %llu processes' freed after they exited", (unsigned long long)st->freed);
 	fprintf_escaped(f, "\n");

@@ -109,9 +109,10 @@ static int synth_maps(const struct synth *s, int tgid)
 
 		if (maps_line__parse(line, &m) || m.perms[2] != 'x')
 			continue;
-		name = m.name;
-		if (!*name)
-			continue; /* anonymous executable memory (JITs): nothing to name */
+		/* anonymous executable memory (JIT code) is "//anon", as the
+		 * kernel names it: perf and offcpu report name it from the
+		 * process's perf map */
+		name = *m.name ? m.name : "//anon";
 		if (name[0] == '[' && strcmp(name, "[vdso]"))
 			continue; /* [vsyscall] and friends */
 		prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |

@@ -85,6 +85,8 @@ struct unwinder {
 	bool abandoned; /* its thread did not stop: never freed */
 	void (*on_jit)(void *arg, int tgid); /* a process with JIT code was loaded */
 	void *jit_arg;
+	void (*on_load)(void *arg, int tgid); /* a process was loaded */
+	void *load_arg;
 };
 
 static bool cancelled(void *arg)
@@ -157,6 +159,12 @@ void unwinder__on_jit(struct unwinder *u, void (*fn)(void *arg, int tgid), void 
 {
 	u->on_jit = fn;
 	u->jit_arg = arg;
+}
+
+void unwinder__on_load(struct unwinder *u, void (*fn)(void *arg, int tgid), void *arg)
+{
+	u->on_load = fn;
+	u->load_arg = arg;
 }
 
 /* One more object without a table, the first few named with the reason */
@@ -484,6 +492,8 @@ static int load_process(struct unwinder *u, int tgid)
 	fclose(f);
 	if (jit && u->on_jit && !u->stop)
 		u->on_jit(u->jit_arg, tgid);
+	if (u->on_load && !u->stop)
+		u->on_load(u->load_arg, tgid);
 	for (;;) {
 		if (bpf_map_update_elem(u->m.procs_fd, &tgid, pv, BPF_ANY)) {
 			err = -errno;

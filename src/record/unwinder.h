@@ -66,6 +66,8 @@ struct unwinder *unwinder__new(const struct collector_unwind_maps *m, bool verif
  * it lives (perfmap.h). Before unwinder__start().
  */
 void unwinder__on_jit(struct unwinder *u, void (*fn)(void *arg, int tgid), void *arg);
+/* @fn(@arg, tgid) is called when a process's mappings were loaded (its first block, an exec, new code). */
+void unwinder__on_load(struct unwinder *u, void (*fn)(void *arg, int tgid), void *arg);
 /* Load process @tgid's mappings now. Returns 0 or -errno (-ESRCH: it is gone). */
 int unwinder__add_process(struct unwinder *u, int tgid);
 /* Serve the BPF program's requests from a thread until unwinder__stop(). */

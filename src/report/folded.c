@@ -70,16 +70,32 @@ static uint32_t text_id(struct texts *t, const char *name, const char *suffix)
 	return (uint32_t)*v;
 }
 
-/* The folded text of frame @f, as outputs that share the flame graph's naming use it. */
+/*
+ * The folded text of frame @f, as outputs that share the flame graph's
+ * naming use it; with show_srcline "NAME (FILE:LINE)", or "NAME (FILE)"
+ * without a line, where its source file is known.
+ */
 static uint32_t frame_text(const struct profile *p, struct texts *t, uint32_t f)
 {
+	const char *name = profile__frame_name(p, f);
+	char *where = NULL;
 	uint32_t id;
 
 	if (f < p->nr_frames && t->of_frame[f])
 		return t->of_frame[f] - 1;
-	id = text_id(t, profile__frame_name(p, f),
+	if (p->show_srcline && f < p->nr_frames && p->frames[f].file) {
+		const struct profile_frame *pf = &p->frames[f];
+		const char *file = strtab__get(&p->str, pf->file);
+
+		if ((pf->line ? asprintf(&where, "%s (%s:%u)", name, file, pf->line) :
+				asprintf(&where, "%s (%s)", name, file)) < 0)
+			return UINT32_MAX;
+		name = where;
+	}
+	id = text_id(t, name,
 		     f >= p->nr_frames ? "" : p->frames[f].kernel ? "_[k]" :
 		     p->frames[f].inlined ? "_[i]" : "");
+	free(where);
 	if (f < p->nr_frames && id != UINT32_MAX)
 		t->of_frame[f] = id + 1;
 	return id;

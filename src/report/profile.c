@@ -457,6 +457,48 @@ const char *profile__frame_name(const struct profile *p, uint32_t frame)
 	return strtab__get(&p->str, p->frames[frame].sym);
 }
 
+/* Whether frame @f is a runtime's own code (profile__runtime_frame()). */
+static bool runtime_frame(const struct profile *p, const struct profile_frame *f)
+{
+	static const char *const go_rt[] = { "runtime.", "runtime/", "syscall.", "internal/" };
+	const char *name, *paren, *dot;
+	size_t i;
+
+	if (f->kernel || f->label || f->dso == UINT32_MAX || f->dso >= p->nr_dsos)
+		return false;
+	switch (p->dsos[f->dso].runtime) {
+	case DSO_PYTHON:
+	case DSO_JS:
+		return true;
+	case DSO_JIT:
+		/* a method ("void Foo.bar(long)"), not the JIT's stubs ("Interpreter",
+		 * "StubRoutines (1)", "Builtin:CEntry...") */
+		name = strtab__get(&p->str, f->sym);
+		paren = strchr(name, '(');
+		dot = strchr(name, '.');
+		return (paren && dot && dot < paren) || !strncmp(name, "JS:", 3) ||
+		       !strncmp(name, "py::", 4);
+	case DSO_GO:
+		name = strtab__get(&p->str, f->sym);
+		for (i = 0; i < sizeof(go_rt) / sizeof(go_rt[0]); i++)
+			if (!strncmp(name, go_rt[i], strlen(go_rt[i])))
+				return false;
+		return strchr(name, '.') != NULL;
+	}
+	return false;
+}
+
+uint32_t profile__runtime_frame(const struct profile *p, uint32_t stack)
+{
+	uint32_t nr, i;
+	const uint32_t *f = profile__stack_frames(p, stack, &nr);
+
+	for (i = nr; i-- > 0;)
+		if (f[i] < p->nr_frames && runtime_frame(p, &p->frames[f[i]]))
+			return f[i];
+	return UINT32_MAX;
+}
+
 const char *profile__frame_dso(const struct profile *p, uint32_t frame)
 {
 	uint32_t d;

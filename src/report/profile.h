@@ -47,12 +47,22 @@ static inline const char *strtab__get(const struct strtab *t, uint32_t i)
 	return i < t->nr ? t->strs[i] : "";
 }
 
+/* Whose code a dso is, for --sort runtime. */
+enum dso_runtime {
+	DSO_NATIVE = 0,
+	DSO_PYTHON, /* offcpu's named Python frames ("[python]") */
+	DSO_JS, /* offcpu's named JavaScript frames ("[js]") */
+	DSO_JIT, /* code named from a perf map ("[jit]") */
+	DSO_GO, /* a Go object */
+};
+
 struct profile_dso {
 	uint32_t name; /* path as recorded */
 	uint32_t short_name; /* basename */
 	uint8_t build_id[20];
 	uint8_t build_id_len;
 	bool kernel;
+	uint8_t runtime; /* enum dso_runtime */
 	uint64_t max_addr; /* highest address seen, for pprof mappings */
 };
 
@@ -202,6 +212,7 @@ struct profile {
 	uint64_t clock_wall_ns, clock_mono_ns;
 	/* what folded, SVG and pprof draw (report --states, --wakers): profile__row_frames */
 	bool show_states, show_wakers;
+	bool show_srcline; /* folded: NAME (FILE:LINE) where the source is known */
 	uint32_t sep_frame; /* the label "--" between a wakee's and its waker's frames */
 	uint32_t state_frames[OFFCPU_STATES_ALL + 1]; /* labels [?], [preempted], [S], ... by row state */
 	/* what waits waited on (offcpu-wait), waitobj.c */
@@ -330,6 +341,13 @@ static inline enum before_bound profile__before_bound(const struct profile_befor
 
 /* A frame's function name and binary; UINT32_MAX (no frame) gives placeholders. */
 const char *profile__frame_name(const struct profile *p, uint32_t frame);
+/*
+ * The innermost frame of @stack that is a runtime's own code: a Python or
+ * JavaScript function, a method a JIT compiled (named from a perf map: a
+ * signature, "JS:..." or "py::..."), a Go function outside Go's runtime
+ * (runtime, syscall, internal/...); UINT32_MAX when none is.
+ */
+uint32_t profile__runtime_frame(const struct profile *p, uint32_t stack);
 const char *profile__frame_dso(const struct profile *p, uint32_t frame);
 
 /* Output writers; each returns 0 or -errno. */
@@ -340,8 +358,10 @@ struct text_opts {
 	int top; /* entries whose call paths are shown */
 	bool no_before; /* leave out the threads waiting since before the recording */
 };
-enum sort_key { SORT_COMM, SORT_PID, SORT_TID, SORT_DSO, SORT_SYM, SORT_STATE, SORT_WAKER, SORT_OBJECT,
-		SORT_NR };
+enum sort_key {
+	SORT_COMM, SORT_PID, SORT_TID, SORT_DSO, SORT_SYM, SORT_STATE, SORT_WAKER, SORT_OBJECT,
+	SORT_RUNTIME, SORT_NR
+};
 
 int text__write(const struct profile *p, const struct text_opts *o, FILE *f);
 /* For the text outputs (text.c): a wait's length as people read it (812.5 ms, 47.213 s,

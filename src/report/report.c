@@ -44,6 +44,7 @@ enum {
 	OPT_DEBUG_DIR,
 	OPT_PERFETTO,
 	OPT_TIMELINE,
+	OPT_SRCLINE,
 	OPT_LOCKS,
 	OPT_FAIL_ON_DEADLOCK,
 	OPT_CRITICAL_PATH,
@@ -52,7 +53,7 @@ enum {
 struct report_opts {
 	struct session_opts s;
 	struct text_opts t;
-	bool folded, json, states, wakers, critical_path, sorted;
+	bool folded, json, states, wakers, srcline, critical_path, sorted;
 	bool locks, fail_on_deadlock; /* --locks, --fail-on-deadlock (locks.h) */
 	const char *pprof, *svg, *perfetto, *timeline;
 	char *comm_buf;
@@ -69,7 +70,10 @@ static const struct argp_option report_options[] = {
 				  "when no wakeup was recorded; needs record --wakers), object (what it "
 				  "waited on: 'mutex lk_mutex (app)', 'pipe:[1234]', 'socket TCP "
 				  "127.0.0.1:5000 -> 127.0.0.1:80'; [none] when not recorded; record "
-				  "--wait-objects) (default comm,dso,sym)", 0 },
+				  "--wait-objects), runtime (the innermost frame of a runtime's own code, "
+				  "nearest the wait: a Python or JavaScript function, a JIT-compiled "
+				  "method, a Go function outside Go's runtime; [none] when the stack has "
+				  "none) (default comm,dso,sym)", 0 },
 	{ "min-percent", 'm', "PCT", 0, "Hide entries below this share of their event", 0 },
 	{ "top", OPT_TOP, "N", 0, "Show call paths for the N top entries (default 10)", 0 },
 	{ "no-before", OPT_NO_BEFORE, 0, 0, "Leave out the threads waiting since before the "
@@ -111,6 +115,10 @@ static const struct argp_option report_options[] = {
 	{ "states", OPT_STATES, 0, 0, "Root each folded, SVG and pprof stack of a wait with the "
 				      "state it waited in: [S], [D], [preempted], [runqueue], [T], [I] "
 				      "([?]: not recorded)", 1 },
+	{ "srcline", OPT_SRCLINE, 0, 0, "Folded stacks name each frame whose source is known "
+					"NAME (FILE:LINE): Python functions at the line they are "
+					"at, JavaScript functions with their script (NAME (SCRIPT)), "
+					"and with --lines native ones", 1 },
 	{ "critical-path", OPT_CRITICAL_PATH, 0, 0, "What the waits of the threads --tid, --pid or "
 						    "--comm name (the roots; --time: a window) were "
 						    "really waiting for: each instant charged to one "
@@ -200,7 +208,7 @@ static const char report_doc[] =
 static int parse_sort(struct text_opts *o, const char *arg)
 {
 	static const char *names[] = { "comm", "pid", "tid", "dso", "sym", "state", "waker",
-				       "object" };
+				       "object", "runtime" };
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int err = 0;
 	size_t k;
@@ -288,7 +296,7 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		err = parse_sort(&o->t, arg);
 		if (err)
 			argp_error(st, "invalid sort keys '%s' (comm, pid, tid, dso, sym, state, waker, "
-				   "object)", arg);
+				   "object, runtime)", arg);
 		break;
 	case OPT_WAKERS:
 		o->wakers = true;
@@ -301,6 +309,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_STATES:
 		o->states = true;
+		break;
+	case OPT_SRCLINE:
+		o->srcline = true;
 		break;
 	case OPT_NO_BEFORE:
 		o->t.no_before = true;
@@ -372,6 +383,10 @@ static error_t report_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (o->srcline && !o->folded)
+			argp_error(st, "--srcline names the frames of --folded: give --folded too");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -597,6 +612,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	p.show_states = o.states;
 	p.show_wakers = o.wakers;
+	p.show_srcline = o.srcline;
 	if (o.folded || o.pprof || o.svg) {
 		ev = profile__pick_event(&p, o.s.event);
 		if (ev < 0) {

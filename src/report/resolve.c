@@ -39,6 +39,7 @@ void resolver__free(struct resolver *r)
 	unwind_oracle__free(r->oracle);
 	hashmap__free(&r->oracle_gen);
 	free(r->dwarf_ips);
+	jitnames__free(&r->jit);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -103,7 +104,7 @@ bool resolver__unnamed(const struct profile *p, uint32_t frame)
 /* Resolve one address to frames (innermost first) into @out; returns how many. */
 static int resolve_addr(struct resolver *r, const struct addrspace *as,
 			const struct rangeset *named, uint8_t ctx, uint64_t addr, bool ret,
-			uint32_t *out, int max)
+			uint32_t *out, int max, bool *anon)
 {
 	struct profile_frame f = { 0 };
 	struct sym_frame sf[MAX_INLINE];
@@ -137,7 +138,7 @@ static int resolve_addr(struct resolver *r, const struct addrspace *as,
 		out[0] = profile__frame(r->p, &f);
 		return out[0] == UINT32_MAX ? -ENOMEM : 1;
 	}
-	if (m->kind == MAPOBJ_PY || m->kind == MAPOBJ_JIT || !vm) {
+	if (m->kind == MAPOBJ_PY || m->kind == MAPOBJ_JIT || m->kind == MAPOBJ_JS || !vm) {
 		/* named code: the mapping is the function (offcpu.h, "Named frames") */
 		f.dso = m->dso;
 		f.sym = m->name;
@@ -149,6 +150,8 @@ static int resolve_addr(struct resolver *r, const struct addrspace *as,
 		out[0] = profile__frame(r->p, &f);
 		return out[0] == UINT32_MAX ? -ENOMEM : 1;
 	}
+	/* anonymous memory that no named code holds yet: JIT code named later, perhaps */
+	*anon = m->kind == MAPOBJ_ANON && ctx == PERF_RECORD_MISC_USER;
 	off = addr - vm->start + vm->pgoff;
 	key[0] = vm->obj;
 	/* without a file, the address tells frames apart: offsets may repeat */
@@ -164,6 +167,8 @@ static int resolve_addr(struct resolver *r, const struct addrspace *as,
 		return n;
 	}
 	n = sym_dso__resolve(r->sym, m->sd, off, ret, sf, MAX_INLINE);
+	if (sym_dso__go(m->sd))
+		r->p->dsos[m->dso].runtime = DSO_GO;
 	f.dso = m->dso;
 	f.addr = off;
 	if (r->p->dsos[m->dso].max_addr < off)
@@ -232,6 +237,9 @@ static int mark_frame(struct resolver *r, const struct addrspace *as, uint64_t m
 		break;
 	case OFFCPU_UNW_DEPTH:
 		snprintf(name, sizeof(name), "[unwind: depth limit]");
+		break;
+	case OFFCPU_UNW_GO_SCHED:
+		snprintf(name, sizeof(name), "[go: scheduler, no goroutine of its own]");
 		break;
 	case OFFCPU_UNW_BEFORE_START:
 		snprintf(name, sizeof(name), "[user stack unknown: blocked before the recording began]");
@@ -351,12 +359,14 @@ static uint32_t make_stack(struct resolver *r, uint16_t misc, const struct perf_
 	size_t nr = 0, i, user = 0;
 	bool first = true;
 	uint64_t ip;
+	bool anon;
 
 	if (ctx != PERF_RECORD_MISC_KERNEL)
 		ctx = PERF_RECORD_MISC_USER;
 	for (i = 0; i < (chain ? smp->nr_ips : 1); i++) {
 		int n, k;
 
+		anon = false;
 		ip = chain ? smp->ips[i] : smp->ip;
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
 			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
@@ -370,14 +380,19 @@ static uint32_t make_stack(struct resolver *r, uint16_t misc, const struct perf_
 		}
 		if (ctx == 0xff) {
 			n = resolve_addr(r, NULL, NULL, PERF_RECORD_MISC_USER, ip, false, tmp,
-					 MAX_INLINE);
+					 MAX_INLINE, &anon);
+			anon = false;
 		} else if (ctx == PERF_RECORD_MISC_USER && chain && i == smp->nr_ips - 1 &&
 			   OFFCPU_UNW_IS_MARK(ip)) {
 			n = mark_frame(r, as, ip, smp->ips + user, i - user, tmp);
 		} else {
 			n = resolve_addr(r, as, ctx == PERF_RECORD_MISC_USER ? named : NULL, ctx, ip,
-					 !first, tmp, MAX_INLINE);
+					 !first, tmp, MAX_INLINE, &anon);
 		}
+		/* a caller's frame is its return address: the call is before it */
+		if (n == 1 && anon && resolver__unnamed(r->p, tmp[0]) &&
+		    jitnames__note(&r->jit, tmp[0], smp->pid, first ? ip : ip - 1))
+			return UINT32_MAX;
 		first = false;
 		if (n < 0)
 			return UINT32_MAX;

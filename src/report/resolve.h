@@ -15,6 +15,7 @@
 #define OFFCPU_REPORT_RESOLVE_H
 
 #include <stdint.h>
+#include "jitnames.h"
 #include "profile.h"
 #include "symbolizer.h"
 #include "threads.h"
@@ -42,6 +43,7 @@ struct resolver {
 	struct hashmap oracle_gen; /* pid -> generation of the mappings the oracle has */
 	uint64_t *dwarf_ips; /* the sample's call chain, then its unwound user frames */
 	size_t dwarf_cap;
+	struct jitnames jit; /* frames in anonymous memory, named at the end if they can be */
 };
 
 /* 0, or -ENOMEM. */

@@ -516,6 +516,9 @@ int session__run(const struct session_opts *o, struct profile *p, struct sample_
 		ret = flush_until(&s, UINT64_MAX);
 	if (!ret)
 		ret = flush_pending(&s);
+	/* JIT code named after its samples (a map written at a process's exit) */
+	if (!ret)
+		ret = jitnames__finish(&s.res.jit, &s.th, p);
 	if (o->progress)
 		progress(&s, true);
 	/* a recording that never finished, or a file cut short: read, and said */

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <zlib.h>
 #include <libelf.h>
 #include <elfutils/libdw.h>
 #include <dwarf.h>
@@ -18,7 +17,7 @@
 #include "../util/kallsyms.h"
 #include "../util/util.h"
 #include "../util/elf.h"
-#include "../util/objread.h"
+#include "debugfile.h"
 #include "ksymtab.h"
 
 struct sym {
@@ -36,6 +35,7 @@ struct sym_dso {
 	uint8_t build_id[20];
 	size_t build_id_len;
 	bool loaded, mismatch;
+	bool go; /* a Go object (.gopclntab or .note.go.buildid) */
 	int fd, dbg_fd;
 	void *image; /* [vdso] copy */
 	Elf *elf, *dbg;
@@ -158,25 +158,6 @@ struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path, const ui
 	return d;
 }
 
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *out)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, out))
-			continue;
-		n = elf_strptr(elf, shstrndx, out->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 static bool has_section_type(Elf *elf, uint32_t type)
 {
 	Elf_Scn *scn = NULL;
@@ -188,168 +169,19 @@ static bool has_section_type(Elf *elf, uint32_t type)
 	return false;
 }
 
-static Elf *open_elf(const char *path, int *fd)
-{
-	Elf *elf;
-
-	/*
-	 * The path comes from the input and names another user's file maybe:
-	 * never block on a fifo or open a device (objread.h), and read it
-	 * rather than map it (a truncation under a mapping is a SIGBUS).
-	 */
-	*fd = objread_open(path, NULL);
-	if (*fd < 0) {
-		*fd = -1;
-		return NULL;
-	}
-	elf = elf_begin(*fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		close(*fd);
-		*fd = -1;
-		return NULL;
-	}
-	return elf;
-}
-
-static void hex(const uint8_t *id, size_t n, char *out)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", id[i]);
-	out[2 * n] = 0;
-}
-
 static bool has_section(Elf *elf, const char *name)
 {
 	GElf_Shdr sh;
 
-	return find_section(elf, name, &sh) && sh.sh_type != SHT_NOBITS;
+	return elf_find_section(elf, name, &sh) && sh.sh_type != SHT_NOBITS;
 }
 
-/* The GNU debuglink CRC (zlib's CRC-32) of the whole file at @fd; false when it cannot be read. */
-static bool file_crc(int fd, uint32_t *crc)
-{
-	unsigned char *buf = malloc(1 << 20);
-	uLong c = crc32(0L, Z_NULL, 0);
-	off_t off = 0;
-	ssize_t n = -1;
-
-	while (buf && (n = pread(fd, buf, 1 << 20, off)) > 0) {
-		c = crc32(c, buf, (uInt)n);
-		off += n;
-	}
-	free(buf);
-	*crc = (uint32_t)c;
-	return n == 0;
-}
-
-/*
- * A debug file at @path for a binary of build id @id: used only when it has
- * that build id (when the binary has one), and, found by the binary's
- * .gnu_debuglink (@crc not NULL), only when its CRC is the one the link
- * gives: a stale or foreign file is never trusted, and a binary without a
- * build id is matched to nothing else.
- */
-static bool try_debug(struct sym_dso *d, const char *path, const uint8_t *id, size_t id_len,
-		      const uint32_t *crc)
-{
-	uint8_t got[20];
-	uint32_t c = 0;
-	size_t n;
-
-	if (!strcmp(path, d->path) || (!id_len && !crc))
-		return false;
-	d->dbg = open_elf(path, &d->dbg_fd);
-	if (!d->dbg)
-		return false;
-	n = id_len ? elf_build_id(d->dbg, got, sizeof(got)) : 0;
-	if (id_len && (n != id_len || memcmp(got, id, n))) {
-		char a[41], b[41];
-
-		hex(id, id_len, a);
-		hex(got, n, b);
-		pr_warn("%s is not the debug file of %s: its build id is %s, not %s; not used", path,
-			d->path, n ? b : "none", a);
-		goto refuse;
-	}
-	if (crc && (!file_crc(d->dbg_fd, &c) || c != *crc)) {
-		pr_warn("%s is not the debug file of %s: its CRC is %08x, its .gnu_debuglink says "
-			"%08x; not used", path, d->path, c, *crc);
-		goto refuse;
-	}
-	return true;
-refuse:
-	elf_end(d->dbg);
-	close(d->dbg_fd);
-	d->dbg = NULL;
-	d->dbg_fd = -1;
-	return false;
-}
-
-/*
- * A separate debug file: by build id, then by .gnu_debuglink next to the
- * binary, in its .debug/ and under a debug directory (--debug-dir's, then
- * /usr/lib/debug); and with @remote, from debuginfod (once per build id,
- * debuginfo.h).
- */
+/* The debug file of @d (debugfile.h), with @remote from debuginfod too. */
 static void open_debug(struct symbolizer *s, struct sym_dso *d, const uint8_t *id, size_t id_len,
 		       bool remote)
 {
-	const char *roots[2] = { s->o.debug_dir, "/usr/lib/debug" };
-	char path[4096], h[41];
-	GElf_Shdr sh;
-	Elf_Scn *scn;
-	int r;
-
-	for (r = 0; r < 2 && id_len >= 2; r++) {
-		if (!roots[r] || !roots[r][0])
-			continue;
-		hex(id, id_len, h);
-		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", roots[r], h, h + 2);
-		if (try_debug(d, path, id, id_len, NULL))
-			return;
-	}
-	if (d->elf && (scn = find_section(d->elf, ".gnu_debuglink", &sh))) {
-		Elf_Data *data = elf_getdata(scn, NULL);
-		char dir[4096], *slash;
-		const char *name = data && data->d_size ? data->d_buf : NULL;
-		size_t len = name ? strnlen(name, data->d_size) : 0, at = (len + 1 + 3) & ~(size_t)3;
-		uint32_t crc;
-		int i;
-
-		/* a file name (never a path: "../" would lead anywhere) and its CRC */
-		if (!name || !len || at + 4 > data->d_size || memchr(name, '/', len) ||
-		    !strcmp(name, ".") || !strcmp(name, ".."))
-			name = NULL;
-		if (name) {
-			memcpy(&crc, (const char *)data->d_buf + at, 4);
-			snprintf(dir, sizeof(dir), "%s", d->path);
-			slash = strrchr(dir, '/');
-			if (slash)
-				*slash = 0;
-			for (i = 0; i < 4; i++) {
-				const char *root = roots[i - 2 < 0 ? 0 : i - 2];
-				int n = i == 0 ? snprintf(path, sizeof(path), "%s/%s", dir, name) :
-					i == 1 ? snprintf(path, sizeof(path), "%s/.debug/%s", dir, name) :
-					root && root[0] ?
-						 snprintf(path, sizeof(path), "%s%s/%s", root, dir, name) :
-						 -1;
-
-				if (n > 0 && (size_t)n < sizeof(path) &&
-				    try_debug(d, path, id, id_len, &crc))
-					return;
-			}
-		}
-	}
-	if (remote && id_len && d->path[0] == '/') {
-		const char *fetched = debuginfo__fetch(s->di, id, id_len, d->path);
-
-		if (fetched)
-			try_debug(d, fetched, id, id_len, NULL);
-	}
+	d->dbg = debugfile__open(d->path, d->elf, id, id_len, s->o.debug_dir, s->di, remote,
+				 &d->dbg_fd);
 }
 
 /* The functions of @elf's section of @type into @arr (or with @objects its data objects). */
@@ -526,13 +358,13 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 	if (!strcmp(d->path, "[vdso]"))
 		d->elf = open_vdso(d);
 	else if (d->path[0] && d->path[0] != '[' && strncmp(d->path, "//", 2))
-		d->elf = open_elf(d->path, &d->fd); /* not [heap], //anon, ... */
+		d->elf = elf_open_read(d->path, &d->fd); /* not [heap], //anon, ... */
 	if (d->elf)
 		id_len = elf_build_id(d->elf, id, sizeof(id));
 	if (d->elf && d->build_id_len && id_len &&
 	    (id_len != d->build_id_len || memcmp(id, d->build_id, id_len))) {
-		hex(d->build_id, d->build_id_len, a);
-		hex(id, id_len, b);
+		elf_hex(d->build_id, d->build_id_len, a);
+		elf_hex(id, id_len, b);
 		/* the binary changed since the recording: its debug file may still be there */
 		elf_end(d->elf);
 		d->elf = NULL;
@@ -547,6 +379,9 @@ static void dso__load(struct symbolizer *s, struct sym_dso *d)
 	}
 	if (d->elf)
 		load_phdrs(d);
+	if (d->elf)
+		d->go = elf_find_section(d->elf, ".gopclntab", &(GElf_Shdr){ 0 }) ||
+			elf_find_section(d->elf, ".note.go.buildid", &(GElf_Shdr){ 0 });
 	/*
 	 * A debug file on this machine is looked for whenever it may help; a
 	 * fetch only when it names what the binary cannot: its local functions
@@ -699,6 +534,11 @@ static int resolve_lines(struct symbolizer *s, struct sym_dso *d, uint64_t a,
 	out[n++] = (struct sym_frame){ .name = fn, .file = keep_path(s, comp_dir, file),
 				       .line = (uint32_t)lineno };
 	return n;
+}
+
+bool sym_dso__go(const struct sym_dso *d)
+{
+	return d->go;
 }
 
 int sym_dso__resolve(struct symbolizer *s, struct sym_dso *d, uint64_t file_off, bool ret,

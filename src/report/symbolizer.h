@@ -50,6 +50,9 @@ void symbolizer__free(struct symbolizer *s);
 struct sym_dso *symbolizer__dso(struct symbolizer *s, const char *path, const uint8_t *build_id,
 				size_t build_id_len);
 
+/* Whether @d, once a frame of it was resolved, is a Go object. */
+bool sym_dso__go(const struct sym_dso *d);
+
 /*
  * Resolve @file_off (an offset in the file, as MMAP2's pgoff counts) in @d.
  * @ret: the address is a return address (look up the call instruction).

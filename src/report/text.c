@@ -23,6 +23,8 @@
 
 struct entry {
 	uint32_t event, comm, pid, tid, dso, sym, state, waker, chain, wait;
+	uint32_t runtime; /* the runtime frame's name; UINT32_MAX: none */
+	uint32_t pad;
 	uint64_t value;
 	uint32_t first_row; /* rows of one entry are chained through next[] */
 };
@@ -326,7 +328,9 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		have_sym |= o->keys[k] == SORT_SYM;
 	for (i = 0; i < p->nr_rows; i++) {
 		const struct profile_row *r = &p->rows[i];
-		struct entry key = { .event = r->event, .dso = UINT32_MAX, .sym = UINT32_MAX };
+		struct entry key = { .event = r->event, .dso = UINT32_MAX, .sym = UINT32_MAX,
+				     .runtime = UINT32_MAX };
+		uint32_t rf;
 		uint32_t lf = leaf(p, r->stack);
 		uint64_t *v;
 		int created;
@@ -342,6 +346,10 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 			case SORT_SYM: key.sym = lf == UINT32_MAX ? UINT32_MAX : p->frames[lf].sym; break;
 			case SORT_STATE: key.state = r->state; break;
 			case SORT_WAKER: key.waker = r->waker, key.chain = r->chain; break;
+			case SORT_RUNTIME:
+				rf = profile__runtime_frame(p, r->stack);
+				key.runtime = rf == UINT32_MAX ? UINT32_MAX : p->frames[rf].sym;
+				break;
 			case SORT_OBJECT: key.wait = r->wait; break;
 			}
 		}
@@ -392,7 +400,7 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 		fprintf(f, "# %12s %8s", e->offcpu ? "ms" : "samples", "%");
 		for (k = 0; k < o->nr_keys; k++) {
 			static const char *names[] = { "comm", "pid", "tid", "dso", "symbol", "state",
-						       "waker", "object" };
+						       "waker", "object", "runtime" };
 
 			fprintf(f, o->keys[k] == SORT_PID || o->keys[k] == SORT_TID ? " %8s" :
 				   o->keys[k] == SORT_STATE ? "  %-9s" : "  %-16s", names[o->keys[k]]);
@@ -442,6 +450,11 @@ int text__write(const struct profile *p, const struct text_opts *o, FILE *f)
 						     16);
 					break;
 				}
+				case SORT_RUNTIME:
+					fprintf(f, "  ");
+					fput_escaped(f, en->runtime == UINT32_MAX ? "[none]" :
+						     strtab__get(&p->str, en->runtime), 0);
+					break;
 				case SORT_OBJECT: {
 					char buf[600];
 

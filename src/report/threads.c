@@ -31,6 +31,7 @@ void threads__free(struct threads *t)
 	hashmap__free(&t->obj_of);
 	free(t->objs);
 	hashmap__free(&t->named_of);
+	intset__free(&t->jit_pids);
 	for (i = 0; i < t->nr_named; i++)
 		rangeset__free(&t->named[i]);
 	free(t->named);
@@ -173,22 +174,28 @@ void threads__build_ids(struct threads *t, const uint8_t *p, size_t size)
 
 /*
  * A mapping offcpu record named (offcpu.h, "Named frames"): a Python
- * function, "[py] QUALNAME (FILE:LINE)", or JIT code, "[jit] NAME". Every
- * address in it is that function; its object is the pseudo-object of its
- * kind, shared by all. A Python name whose "(FILE:LINE)" cannot be read is
- * the function's whole name.
+ * function, "[py] QUALNAME (FILE:LINE)", a JavaScript function, "[js] NAME
+ * (SCRIPT)", or JIT code, "[jit] NAME". Every address in it is that
+ * function; its object is the pseudo-object of its kind, shared by all. A
+ * name whose "(FILE:LINE)" or "(SCRIPT)" cannot be read is the function's
+ * whole name.
  */
 static int on_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len, const char *fn,
-		    bool py)
+		    enum mapobj_kind kind)
 {
-	struct mapobj o = { .kind = py ? MAPOBJ_PY : MAPOBJ_JIT };
-	const char *name = fn + (py ? strlen(OFFCPU_NAMED_PY) : strlen(OFFCPU_NAMED_JIT));
+	static const char *const prefix[] = { [MAPOBJ_PY] = OFFCPU_NAMED_PY,
+					      [MAPOBJ_JIT] = OFFCPU_NAMED_JIT,
+					      [MAPOBJ_JS] = OFFCPU_NAMED_JS };
+	static const char *const object[] = { [MAPOBJ_PY] = "[python]", [MAPOBJ_JIT] = "[jit]",
+					      [MAPOBJ_JS] = "[js]" };
+	struct mapobj o = { .kind = kind };
+	const char *name = fn + strlen(prefix[kind]);
 	size_t n = strlen(name);
 	uint64_t *v;
 	int created;
 	long obj;
 
-	if (py && n > 4 && name[n - 1] == ')') {
+	if (kind == MAPOBJ_PY && n > 4 && name[n - 1] == ')') {
 		/* a qualified name has no space ("f.<locals>.g"), a file name may */
 		const char *open = strstr(name, " ("), *colon = NULL;
 		char *copy;
@@ -207,15 +214,33 @@ static int on_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len
 			if (o.file == UINT32_MAX || o.name == UINT32_MAX)
 				return -ENOMEM;
 		}
+	} else if (kind == MAPOBJ_JS && n > 4 && name[n - 1] == ')') {
+		/* a name may have a space ("get x"), a script's name seldom: the last " (" */
+		const char *open = NULL, *p;
+		char *copy;
+
+		for (p = name; (p = strstr(p, " (")); p++)
+			open = p;
+		if (open && open > name && open + 3 < name + n && (copy = strndup(name, n - 1))) {
+			copy[open - name] = 0;
+			o.file = strtab__add(&t->p->str, copy + (open - name) + 2);
+			o.name = strtab__add(&t->p->str, copy);
+			free(copy);
+			if (o.file == UINT32_MAX || o.name == UINT32_MAX)
+				return -ENOMEM;
+		}
 	}
 	if (!o.name)
 		o.name = strtab__add(&t->p->str, *name ? name : fn);
-	o.dso = profile__dso(t->p, py ? "[python]" : "[jit]", NULL, 0, false);
+	o.dso = profile__dso(t->p, object[kind], NULL, 0, false);
 	if (o.name == UINT32_MAX || o.dso == UINT32_MAX)
 		return -ENOMEM;
+	t->p->dsos[o.dso].runtime = kind == MAPOBJ_PY ? DSO_PYTHON : kind == MAPOBJ_JS ? DSO_JS : DSO_JIT;
 	obj = mapobj(t, &o);
 	if (obj < 0)
 		return (int)obj;
+	if (kind == MAPOBJ_JIT && intset__add(&t->jit_pids, (int)pid) < 0)
+		return -ENOMEM;
 	v = hashmap__upsert(&t->named_of, &pid, sizeof(pid), &created);
 	if (!v)
 		return -ENOMEM;
@@ -226,6 +251,18 @@ static int on_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len
 		*v = t->nr_named++;
 	}
 	return rangeset__add(&t->named[*v], addr, len, (uint32_t)obj) == -ENOMEM ? -ENOMEM : 0;
+}
+
+int threads__add_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len,
+		       const char *name)
+{
+	if (!strncmp(name, OFFCPU_NAMED_PY, strlen(OFFCPU_NAMED_PY)))
+		return on_named(t, pid, addr, len, name, MAPOBJ_PY);
+	if (!strncmp(name, OFFCPU_NAMED_JS, strlen(OFFCPU_NAMED_JS)))
+		return on_named(t, pid, addr, len, name, MAPOBJ_JS);
+	if (!strncmp(name, OFFCPU_NAMED_JIT, strlen(OFFCPU_NAMED_JIT)))
+		return on_named(t, pid, addr, len, name, MAPOBJ_JIT);
+	return -EINVAL;
 }
 
 /* The record that maps a named frame to the symbol file perf reads (offcpu.h, "Named frames"). */
@@ -292,9 +329,11 @@ static int on_mmap(struct threads *t, const struct perf_event_header *h)
 	if (!len || addr + len < addr)
 		return 0;
 	if (!strncmp(fn, OFFCPU_NAMED_PY, strlen(OFFCPU_NAMED_PY)))
-		return on_named(t, pid, addr, len, fn, true);
+		return on_named(t, pid, addr, len, fn, MAPOBJ_PY);
+	if (!strncmp(fn, OFFCPU_NAMED_JS, strlen(OFFCPU_NAMED_JS)))
+		return on_named(t, pid, addr, len, fn, MAPOBJ_JS);
 	if (!strncmp(fn, OFFCPU_NAMED_JIT, strlen(OFFCPU_NAMED_JIT)))
-		return on_named(t, pid, addr, len, fn, false);
+		return on_named(t, pid, addr, len, fn, MAPOBJ_JIT);
 	if (names_file(h, fn))
 		return 0; /* the named records above name these frames */
 	if (!bid_len && (v = hashmap__find(&t->build_ids, fn, strlen(fn)))) {

@@ -19,6 +19,7 @@
 #include "profile.h"
 #include "symbolizer.h"
 #include "../util/procmaps.h"
+#include "../util/intset.h"
 #include "../util/ranges.h"
 
 enum mapobj_kind {
@@ -26,6 +27,7 @@ enum mapobj_kind {
 	MAPOBJ_ANON, /* no file (//anon, [heap], ...): unnamed frames are OBJ@0xADDRESS */
 	MAPOBJ_PY, /* offcpu's named Python frame ("[py] QUALNAME (FILE:LINE)", offcpu.h) */
 	MAPOBJ_JIT, /* offcpu's named JIT code ("[jit] NAME") */
+	MAPOBJ_JS, /* offcpu's named JavaScript function ("[js] NAME (SCRIPT)", offcpu.h) */
 };
 
 /*
@@ -57,6 +59,7 @@ struct threads {
 	struct hashmap named_of; /* pid -> index into named */
 	struct rangeset *named; /* value: index into objs */
 	size_t nr_named, cap_named;
+	struct intset jit_pids; /* processes with JIT code the recording named */
 	struct hashmap build_ids; /* path -> index into bids */
 	uint8_t (*bids)[21]; /* [0] = length */
 	size_t nr_bids;
@@ -64,6 +67,18 @@ struct threads {
 
 void threads__init(struct threads *t, struct profile *p, struct symbolizer *sym);
 void threads__free(struct threads *t);
+
+/*
+ * Named code @name ("[jit] NAME", ... offcpu.h) over [@addr, @addr + @len) of
+ * process @pid, as a record of it would add it. 0 or -ENOMEM.
+ */
+int threads__add_named(struct threads *t, uint32_t pid, uint64_t addr, uint64_t len,
+		       const char *name);
+/* Whether the recording named JIT code of process @pid ("[jit] NAME" records). */
+static inline bool threads__has_jit(const struct threads *t, uint32_t pid)
+{
+	return intset__has(&t->jit_pids, (int)pid);
+}
 
 /* Take in a COMM, MMAP, MMAP2, FORK or HEADER_BUILD_ID record (others: nothing). 0 or -ENOMEM. */
 int threads__record(struct threads *t, const struct perf_event_header *h);

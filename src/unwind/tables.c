@@ -274,9 +274,18 @@ static int read_loads(struct unwind_table *t, const struct elfobj *o, const char
  *   without a rule gets OFFCPU_UNW_CFA_FP, the object's unwind method, and
  *   the functions a goroutine or thread starts in (runtime.goexit,
  *   runtime.mstart, runtime.rt0_go, from .symtab where there is one) are
- *   outermost: a new thread's rbp is its creator's, not 0.
+ *   outermost: a new thread's rbp is its creator's, not 0. runtime.mcall,
+ *   where a goroutine hands its thread to the scheduler, keeps the
+ *   goroutine's rbp: the walk ends there (OFFCPU_UNW_GO_SWITCH) unless the
+ *   thread waits in runtime.stoplockedm for the goroutine locked to it
+ *   (OFFCPU_UNW_GO_LOCKED), which is the one waiting.
  * - V8's embedded builtins (Builtins_* in node's .text, no CFI): their
- *   range gets OFFCPU_UNW_CFA_FP_CHECKED where it has no rule.
+ *   range gets OFFCPU_UNW_CFA_FP_CHECKED where it has no rule. Where the
+ *   object has no .symtab to find them by (Debian's libnode, stripped) but
+ *   exports V8's layout (v8dbg_off_fp_function), they are the one large
+ *   range of its code that no FDE covers (1.4 MiB in libnode.so.108, the
+ *   next 204 bytes): the largest such range, if over V8_GAP_MIN and
+ *   V8_GAP_RATIO times the next.
  */
 #define FP_RULE(kind, last) { .cfa = (kind), .rbp = OFFCPU_UNW_RBP_AT, .outermost = (last), \
 			      .cfa_off = 16, .rbp_off = -16 }
@@ -321,21 +330,87 @@ static int overlay(struct unwind_table *t, uint64_t lo, uint64_t hi, uint32_t ru
 
 struct sym_scan {
 	uint64_t v8_lo, v8_hi; /* Builtins_* */
-	uint64_t top[8][2]; /* Go's outermost functions */
+	uint64_t top[8][3]; /* Go's functions the walk treats apart: start, end, enum offcpu_unw_outer */
 	size_t nr_top;
 };
 
-static bool go_top(const char *n)
+/* What Go function @n is to the walk (enum offcpu_unw_outer; OFFCPU_UNW_INNER: nothing apart). */
+static int go_top(const char *n)
 {
-	static const char *const tops[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go" };
+	static const struct {
+		const char *name;
+		int outer;
+	} tops[] = {
+		{ "runtime.goexit", OFFCPU_UNW_OUTERMOST },
+		{ "runtime.mstart", OFFCPU_UNW_OUTERMOST },
+		{ "runtime.rt0_go", OFFCPU_UNW_OUTERMOST },
+		{ "runtime.mcall", OFFCPU_UNW_GO_SWITCH },
+		{ "runtime.stoplockedm", OFFCPU_UNW_GO_LOCKED },
+	};
 	size_t i, k;
 
 	for (i = 0; i < ARRAY_SIZE(tops); i++) {
-		k = strlen(tops[i]);
-		if (!strncmp(n, tops[i], k) && (!n[k] || !strcmp(n + k, ".abi0")))
-			return true;
+		k = strlen(tops[i].name);
+		if (!strncmp(n, tops[i].name, k) && (!n[k] || !strcmp(n + k, ".abi0")))
+			return tops[i].outer;
 	}
-	return false;
+	return OFFCPU_UNW_INNER;
+}
+
+#define V8_GAP_MIN (256u << 10)
+#define V8_GAP_RATIO 8
+
+/* Whether @o's dynamic symbols hold V8's layout (it embeds V8: libnode). */
+static bool v8_embedder(const struct elfobj *o)
+{
+	const Elf64_Shdr *ds = NULL, *ss;
+	Elf64_Sym *syms = NULL;
+	char *str = NULL;
+	bool found = false;
+	size_t i, n;
+
+	for (i = 0; i < o->nsh; i++)
+		if (o->sh[i].sh_type == SHT_DYNSYM) {
+			ds = &o->sh[i];
+			break;
+		}
+	if (!ds || ds->sh_link >= o->nsh || ds->sh_entsize != sizeof(Elf64_Sym))
+		return false;
+	ss = &o->sh[ds->sh_link];
+	syms = elfobj__read(o, ds->sh_offset, ds->sh_size, SYMS_MAX);
+	str = elfobj__read(o, ss->sh_offset, ss->sh_size, SYMS_MAX);
+	if (syms && str && ss->sh_size) {
+		str[ss->sh_size - 1] = 0;
+		n = ds->sh_size / sizeof(*syms);
+		for (i = 0; i < n && !found; i++)
+			found = syms[i].st_name < ss->sh_size && syms[i].st_shndx != SHN_UNDEF &&
+				!strcmp(str + syms[i].st_name, "v8dbg_off_fp_function");
+	}
+	free(syms);
+	free(str);
+	return found;
+}
+
+/* The largest range no FDE covers between two that are, into [*@lo, *@hi), if it stands out. */
+static bool v8_gap(const struct unwind_table *t, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t best = 0, next = 0, len;
+	size_t i;
+
+	for (i = 0; i + 1 < t->nr; i++) {
+		if (t->rows[i].rule != UNWIND_RULE_NONE || !i)
+			continue;
+		len = t->rows[i + 1].start - t->rows[i].start;
+		if (len > best) {
+			next = best;
+			best = len;
+			*lo = t->rows[i].start;
+			*hi = t->rows[i + 1].start;
+		} else if (len > next) {
+			next = len;
+		}
+	}
+	return best >= V8_GAP_MIN && best >= V8_GAP_RATIO * next;
 }
 
 /* Read .symtab for what @go and V8 need; an object without one has none. */
@@ -365,9 +440,12 @@ static void scan_syms(const struct elfobj *o, bool go, struct sym_scan *ss)
 			continue;
 		nm = names + s->st_name;
 		if (go) {
-			if (ss->nr_top < ARRAY_SIZE(ss->top) && go_top(nm)) {
+			int outer = go_top(nm);
+
+			if (ss->nr_top < ARRAY_SIZE(ss->top) && outer != OFFCPU_UNW_INNER) {
 				ss->top[ss->nr_top][0] = s->st_value;
-				ss->top[ss->nr_top++][1] = s->st_value + s->st_size;
+				ss->top[ss->nr_top][1] = s->st_value + s->st_size;
+				ss->top[ss->nr_top++][2] = (uint64_t)outer;
 			}
 		} else if (!strncmp(nm, "Builtins_", 9)) {
 			if (!ss->v8_lo || s->st_value < ss->v8_lo)
@@ -385,9 +463,10 @@ out:
 static int fp_rows(struct unwind_table *t, const struct elfobj *o, bool go, const char *name,
 		   const struct unwind_budget *b, char *err, size_t errlen)
 {
-	struct unwind_rule fp = FP_RULE(OFFCPU_UNW_CFA_FP, 0), top = FP_RULE(OFFCPU_UNW_CFA_FP, 1),
-			   checked = FP_RULE(OFFCPU_UNW_CFA_FP_CHECKED, 0);
+	struct unwind_rule fp = FP_RULE(OFFCPU_UNW_CFA_FP, OFFCPU_UNW_INNER),
+			   checked = FP_RULE(OFFCPU_UNW_CFA_FP_CHECKED, OFFCPU_UNW_INNER);
 	struct sym_scan ss;
+	uint64_t lo = 0, hi = 0;
 	long k, kt;
 	size_t i;
 	int e = 0;
@@ -395,17 +474,23 @@ static int fp_rows(struct unwind_table *t, const struct elfobj *o, bool go, cons
 	scan_syms(o, go, &ss);
 	if (go) {
 		k = local_rule(t, &fp, 0);
-		kt = local_rule(t, &top, 0);
-		if (k < 0 || kt < 0)
+		if (k < 0)
 			e = -ENOMEM;
 		if (!e)
 			e = overlay(t, 0, UINT64_MAX, (uint32_t)k, true);
-		for (i = 0; i < ss.nr_top && !e; i++)
-			e = overlay(t, ss.top[i][0], ss.top[i][1], (uint32_t)kt, false);
+		for (i = 0; i < ss.nr_top && !e; i++) {
+			struct unwind_rule top = FP_RULE(OFFCPU_UNW_CFA_FP, (uint8_t)ss.top[i][2]);
+
+			kt = local_rule(t, &top, 0);
+			e = kt < 0 ? (int)kt : overlay(t, ss.top[i][0], ss.top[i][1], (uint32_t)kt, false);
+		}
 		t->fp = true;
 	} else if (ss.v8_hi > ss.v8_lo) {
 		k = local_rule(t, &checked, 0);
 		e = k < 0 ? (int)k : overlay(t, ss.v8_lo, ss.v8_hi, (uint32_t)k, true);
+	} else if (!elfobj__section(o, ".symtab") && v8_gap(t, &lo, &hi) && v8_embedder(o)) {
+		k = local_rule(t, &checked, 0);
+		e = k < 0 ? (int)k : overlay(t, lo, hi, (uint32_t)k, true);
 	}
 	if (e)
 		snprintf(err, errlen, "out of memory");

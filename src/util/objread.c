@@ -206,6 +206,61 @@ int objread_open_flags(const char *path, struct stat *st, unsigned flags)
 	return fd < 0 ? err : fd;
 }
 
+/* The mount id of what @fd is open on, asked of no file system (mounts.h); 0 on failure. */
+static uint64_t mnt_of(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_MNT_ID,
+		  &stx) ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+int objread_open_dir(const char *path, unsigned flags, uint64_t *mnt)
+{
+	struct stat st;
+	int pfd = lookup(path, &st, flags);
+
+	if (pfd < 0)
+		return pfd;
+	*mnt = mnt_of(pfd);
+	if (!S_ISDIR(st.st_mode) || !*mnt) {
+		close(pfd);
+		return S_ISDIR(st.st_mode) ? -ENOTSUP : -ENOTDIR;
+	}
+	return pfd;
+}
+
+int objread_openat(int dir, uint64_t mnt, const char *name, struct stat *st)
+{
+	struct stat sb, *s = st ? st : &sb;
+	char self[64];
+	int pfd, fd, err;
+
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	pfd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	/* the directory's mount was checked; a file mounted over is another */
+	err = mnt_of(pfd) != mnt ? -EXDEV : fstat(pfd, s) ? -errno : 0;
+	if (!err && S_ISLNK(s->st_mode))
+		err = -ELOOP;
+	else if (!err && !S_ISREG(s->st_mode))
+		err = -EINVAL;
+	if (err) {
+		close(pfd);
+		return err;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	err = fd < 0 ? -errno : 0;
+	close(pfd);
+	return fd < 0 ? err : fd;
+}
+
 const char *objread_why(int err)
 {
 	if (err == -EINVAL)

@@ -44,6 +44,23 @@ int objread_open(const char *path, struct stat *st);
 #define OBJREAD_NO_LINKS 1u
 int objread_open_flags(const char *path, struct stat *st, unsigned flags);
 
+/*
+ * A directory to open files in later, perhaps after its process exited
+ * (objread_openat()): an O_PATH descriptor of @path, walked and checked as
+ * objread_open_flags() says; -ENOTDIR when it is no directory. Its mount id
+ * in *@mnt.
+ */
+int objread_open_dir(const char *path, unsigned flags, uint64_t *mnt);
+
+/*
+ * Open @name (one component, no '/') in directory @dir (objread_open_dir(),
+ * on mount @mnt) for reading if it is a regular file, with no link followed
+ * and nothing asked of another mount's file system: a file on another mount
+ * than its directory's (one mounted over it) is -EXDEV. As objread_open()
+ * otherwise (@st gets its stat; O_NONBLOCK).
+ */
+int objread_openat(int dir, uint64_t mnt, const char *name, struct stat *st);
+
 /* The stat of @path, looked up as objread_open() does (any type of file). 0 or -errno. */
 int objread_stat(const char *path, struct stat *st);
 

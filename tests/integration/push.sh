@@ -288,14 +288,15 @@ test_push_cgroup_service() {
 }
 
 # -a until SIGTERM: every process's profile conformant, the last interval
-# sent; each interval's request split in many (at 8 KiB here, 4 MiB for real),
-# every part with a dictionary of its own
+# sent; each interval's request split in many (at 2 KiB here, 4 MiB for real:
+# a quiet machine's second of -a is 5 KiB gzip'ed), every part with a
+# dictionary of its own
 test_push_system_wide_sigterm() {
 	local rp all empty n dup
 	need_otlp_tools
 	trap stop_receivers EXIT
 	start_receiver recv
-	OFFCPU_TEST_PUSH_MAX_REQUEST=8192 "$OFFCPU" record -a --wakers --push "http://127.0.0.1:$RPORT" \
+	OFFCPU_TEST_PUSH_MAX_REQUEST=2048 "$OFFCPU" record -a --wakers --push "http://127.0.0.1:$RPORT" \
 		--push-interval 1s 2>rec.err &
 	rp=$!
 	wait_for_line rec.err "recording" 10 || { kill $rp; cat rec.err; fail "offcpu did not start"; }
@@ -317,7 +318,7 @@ test_push_system_wide_sigterm() {
 		fail "the requests' windows are not the $((all - empty)) intervals'"
 	n=$(awk -F'\t' '$1 == "profile"' checked.txt | wc -l)
 	[ "$n" -gt 5 ] || fail "only $n process profiles system-wide"
-	note "-a, SIGTERM after 3 s: $all intervals split in $(sent_count) requests at 8 KiB, $n process profiles, conformant"
+	note "-a, SIGTERM after 3 s: $all intervals split in $(sent_count) requests at 2 KiB, $n process profiles, conformant"
 }
 
 # strict options, a token, a backend that rejects some profiles, one that refuses
@@ -359,6 +360,38 @@ test_push_options_token_refusal() {
 	grep -q 'the backend refused them (HTTP 400: refused by the test receiver' rec.err ||
 		fail "the refusal is not said with the backend's answer"
 	grep -q 'requests dropped ([1-9][0-9]* of them refused by the backend)' rec.err || fail "refusals not counted"
+}
+
+# JavaScript functions of node named in the pushed stacks, located as v8js
+test_push_node_names() {
+	local sp rp fn
+	need_otlp_tools
+	command -v node >/dev/null || skip "node is not installed (nodejs)"
+	nm -D "$(readlink -f "$(command -v node)")" 2>/dev/null | grep -q ' v8dbg_off_fp_function$' ||
+		skip "this node does not export V8's frame layout (v8dbg_* symbols)"
+	trap stop_receivers EXIT
+	start_receiver recv
+	sh -c "while [ ! -e go ]; do sleep 0.05; done; exec node $ROOT/tests/workloads/jitwait.js 3" >truth.txt &
+	sp=$!
+	"$OFFCPU" record -p "$sp" --push "http://127.0.0.1:$RPORT" --push-interval 1s 2>rec.err &
+	rp=$!
+	wait_for_line rec.err "recording" 10 || { kill $sp $rp; cat rec.err; fail "offcpu did not start"; }
+	touch go
+	wait $sp || fail "the workload failed"
+	wait $rp || { cat rec.err; fail "offcpu record --push failed"; }
+	grep 'push\|JavaScript' rec.err
+	decode_otlp recv
+	for fn in blockChildAlpha blockChildBravo; do
+		awk -F'\t' -v f="$fn" '$1 == "sample" && index($8, ";" f) { found = 1 } END { exit !found }' checked.txt ||
+			fail "no pushed stack through the JavaScript function $fn"
+	done
+	for b in recv/*.body; do
+		zcat "$b" | protoc --proto_path="$ROOT/tests/integration" \
+			--decode=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest \
+			otlp_profiles_subset.proto
+	done >typed.txt
+	grep -q 'string_value: "v8js"' typed.txt || fail "no location of frame type v8js"
+	note "JavaScript functions pushed: blockChildAlpha, blockChildBravo, located as v8js"
 }
 
 # Python functions named in the pushed stacks as in a file: each its own

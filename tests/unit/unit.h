@@ -54,6 +54,7 @@ extern const struct unit_test python_tests[];
 extern const struct unit_test rings_tests[];
 extern const struct unit_test unwind_tests[];
 extern const struct unit_test oracle_tests[];
+extern const struct unit_test names_tests[];
 extern const struct unit_test locks_tests[];
 extern const struct unit_test critpath_tests[];
 extern const struct unit_test push_tests[];
