@@ -255,7 +255,8 @@ int collector__waits_fd(const struct collector *c)
 		       -1;
 }
 
-int collector__wait_counters(struct collector *c, uint64_t *out)
+/* Each of the @n per-CPU counters of @map summed over the CPUs into @out. */
+static int sum_counters(struct bpf_map *map, uint32_t n, uint64_t *out)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint64_t *vals;
@@ -267,16 +268,20 @@ int collector__wait_counters(struct collector *c, uint64_t *out)
 	vals = calloc((size_t)ncpus, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (i = 0; i < OFFCPU_WAIT_CNT_NR; i++) {
+	for (i = 0; i < n; i++) {
 		out[i] = 0;
-		if (bpf_map__lookup_elem(c->ld.skel->maps.wait_counters, &i, 4, vals,
-					 (size_t)ncpus * sizeof(*vals), 0))
+		if (bpf_map__lookup_elem(map, &i, 4, vals, (size_t)ncpus * sizeof(*vals), 0))
 			continue;
 		for (k = 0; k < ncpus; k++)
 			out[i] += vals[k];
 	}
 	free(vals);
 	return 0;
+}
+
+int collector__wait_counters(struct collector *c, uint64_t *out)
+{
+	return sum_counters(c->ld.skel->maps.wait_counters, OFFCPU_WAIT_CNT_NR, out);
 }
 
 int collector__snaps_fd(const struct collector *c)
@@ -503,26 +508,7 @@ void collector__store_maps(const struct collector *c, struct stackstore_maps *m)
 
 int collector__counters(struct collector *c, uint64_t *out)
 {
-	int ncpus = libbpf_num_possible_cpus();
-	uint64_t *vals;
-	uint32_t i;
-	int k;
-
-	if (ncpus <= 0)
-		return -EINVAL;
-	vals = calloc((size_t)ncpus, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (i = 0; i < OFFCPU_CNT_NR; i++) {
-		out[i] = 0;
-		if (bpf_map__lookup_elem(c->ld.skel->maps.counters, &i, 4, vals,
-					 (size_t)ncpus * sizeof(*vals), 0))
-			continue;
-		for (k = 0; k < ncpus; k++)
-			out[i] += vals[k];
-	}
-	free(vals);
-	return 0;
+	return sum_counters(c->ld.skel->maps.counters, OFFCPU_CNT_NR, out);
 }
 
 uint64_t collector__prog_misses(struct collector *c)

@@ -52,40 +52,24 @@ static int name_minor(const char *path)
  */
 static void read_pyobj(struct elfobj *o, const char *path, struct pyobj *po)
 {
-	const Elf64_Shdr *ds = NULL, *ss;
-	Elf64_Sym *syms = NULL;
-	char *str = NULL;
+	struct elfsyms ds;
 	uint64_t version_at = 0, code_type = 0, str_type = 0, *got;
 	uint32_t code_size, str_size;
 	bool aiter = false;
 	int minor;
-	size_t i, n;
+	size_t i;
 
 	memset(po, 0, sizeof(*po));
 	for (i = 0; i < o->nph && po->nload < 8; i++)
 		if (o->ph[i].p_type == PT_LOAD)
 			po->load[po->nload++] = o->ph[i];
-	for (i = 0; i < o->nsh; i++)
-		if (o->sh[i].sh_type == SHT_DYNSYM) {
-			ds = &o->sh[i];
-			break;
-		}
-	if (!ds || ds->sh_link >= o->nsh || ds->sh_entsize != sizeof(Elf64_Sym))
-		return;
-	ss = &o->sh[ds->sh_link];
-	syms = elfobj__read(o, ds->sh_offset, ds->sh_size, 64 << 20);
-	str = elfobj__read(o, ss->sh_offset, ss->sh_size, 64 << 20);
-	if (!syms || !str || !ss->sh_size)
+	if (elfobj__dynsyms(o, &ds))
 		goto out;
-	str[ss->sh_size - 1] = 0;
-	n = ds->sh_size / sizeof(Elf64_Sym);
-	for (i = 0; i < n; i++) {
-		const char *name;
+	for (i = 0; i < ds.n; i++) {
+		const char *name = elfsyms__name(&ds, i);
+		const Elf64_Sym *syms = ds.v;
 
-		if (syms[i].st_name >= ss->sh_size || syms[i].st_shndx == SHN_UNDEF)
-			continue;
-		name = str + syms[i].st_name;
-		if (name[0] != '_' && name[0] != 'P')
+		if (!name || (name[0] != '_' && name[0] != 'P'))
 			continue;
 		if (!strcmp(name, "_PyRuntime")) {
 			po->runtime = syms[i].st_value;
@@ -156,8 +140,7 @@ static void read_pyobj(struct elfobj *o, const char *path, struct pyobj *po)
 	po->why = PY_READ;
 	snprintf(po->detail, sizeof(po->detail), "3.%d", minor);
 out:
-	free(syms);
-	free(str);
+	elfsyms__free(&ds);
 }
 
 /*

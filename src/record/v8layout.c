@@ -173,38 +173,22 @@ int v8layout__make(const int32_t *k, const bool *have, struct offcpu_v8_proc *l,
 
 int v8layout__read(const struct elfobj *o, struct offcpu_v8_proc *l, char *why, size_t len)
 {
-	const Elf64_Shdr *ds = NULL, *ss;
-	Elf64_Sym *syms = NULL;
-	char *str = NULL;
+	struct elfsyms ds;
 	int32_t k[V8K_NR] = {0};
 	bool have[V8K_NR] = {false}, any = false;
-	size_t i, j, n;
+	size_t i, j;
 	int ret = 0;
 
 	memset(l, 0, sizeof(*l));
 	if (len)
 		why[0] = 0;
-	for (i = 0; i < o->nsh; i++)
-		if (o->sh[i].sh_type == SHT_DYNSYM) {
-			ds = &o->sh[i];
-			break;
-		}
-	if (!ds || ds->sh_link >= o->nsh || ds->sh_entsize != sizeof(Elf64_Sym))
-		return 0;
-	ss = &o->sh[ds->sh_link];
-	syms = elfobj__read(o, ds->sh_offset, ds->sh_size, 64 << 20);
-	str = elfobj__read(o, ss->sh_offset, ss->sh_size, 64 << 20);
-	if (!syms || !str || !ss->sh_size)
+	if (elfobj__dynsyms(o, &ds))
 		goto out;
-	str[ss->sh_size - 1] = 0;
-	n = ds->sh_size / sizeof(Elf64_Sym);
-	for (i = 0; i < n; i++) {
-		const char *name;
+	for (i = 0; i < ds.n; i++) {
+		const char *name = elfsyms__name(&ds, i);
+		const Elf64_Sym *syms = ds.v;
 
-		if (syms[i].st_name >= ss->sh_size || syms[i].st_shndx == SHN_UNDEF)
-			continue;
-		name = str + syms[i].st_name;
-		if (strncmp(name, "v8dbg_", 6))
+		if (!name || strncmp(name, "v8dbg_", 6))
 			continue;
 		any = true;
 		for (j = 0; j < ARRAY_SIZE(wanted); j++) {
@@ -222,7 +206,6 @@ int v8layout__read(const struct elfobj *o, struct offcpu_v8_proc *l, char *why, 
 	if (any)
 		ret = v8layout__make(k, have, l, why, len) ? -1 : 1;
 out:
-	free(syms);
-	free(str);
+	elfsyms__free(&ds);
 	return ret;
 }

@@ -446,6 +446,44 @@ const Elf64_Shdr *elfobj__section(const struct elfobj *o, const char *name)
 	return NULL;
 }
 
+int elfobj__dynsyms(const struct elfobj *o, struct elfsyms *s)
+{
+	const Elf64_Shdr *ds = NULL, *ss;
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < o->nsh && !ds; i++)
+		if (o->sh[i].sh_type == SHT_DYNSYM)
+			ds = &o->sh[i];
+	if (!ds || ds->sh_link >= o->nsh || ds->sh_entsize != sizeof(Elf64_Sym))
+		return -ENOENT;
+	ss = &o->sh[ds->sh_link];
+	if (!ss->sh_size)
+		return -ENOENT;
+	s->v = elfobj__read(o, ds->sh_offset, ds->sh_size, 64 << 20);
+	s->str = s->v ? elfobj__read(o, ss->sh_offset, ss->sh_size, 64 << 20) : NULL;
+	if (!s->v || !s->str)
+		return errno ? -errno : -EIO;
+	s->str[ss->sh_size - 1] = 0;
+	s->str_size = ss->sh_size;
+	s->n = ds->sh_size / sizeof(Elf64_Sym);
+	return 0;
+}
+
+const char *elfsyms__name(const struct elfsyms *s, size_t i)
+{
+	if (i >= s->n || s->v[i].st_name >= s->str_size || s->v[i].st_shndx == SHN_UNDEF)
+		return NULL;
+	return s->str + s->v[i].st_name;
+}
+
+void elfsyms__free(struct elfsyms *s)
+{
+	free(s->v);
+	free(s->str);
+	memset(s, 0, sizeof(*s));
+}
+
 /* The build id among the notes in @p (@size bytes), 0 if none. */
 static size_t notes_build_id(const uint8_t *p, uint64_t size, uint8_t *out, size_t cap)
 {

@@ -102,6 +102,22 @@ const Elf64_Shdr *elfobj__section(const struct elfobj *o, const char *name);
  * the file shrank.
  */
 void *elfobj__read(const struct elfobj *o, uint64_t off, uint64_t len, uint64_t max);
+/* An object's dynamic symbols, read whole (elfobj__dynsyms()). */
+struct elfsyms {
+	Elf64_Sym *v;
+	size_t n;
+	char *str; /* their names, NUL-terminated */
+	size_t str_size;
+};
+/*
+ * The dynamic symbol table and its names (each at most 64 MiB): 0, or
+ * -ENOENT when there is none, -errno when it cannot be read. Freed with
+ * elfsyms__free() either way.
+ */
+int elfobj__dynsyms(const struct elfobj *o, struct elfsyms *s);
+/* Symbol @i's name if it is defined here and its name is in bounds, else NULL. */
+const char *elfsyms__name(const struct elfsyms *s, size_t i);
+void elfsyms__free(struct elfsyms *s);
 /* The GNU build id (PT_NOTE segments, else SHT_NOTE sections): its length, 0 if none. */
 size_t elfobj__build_id(const struct elfobj *o, uint8_t *out, size_t cap);
 void elfobj__close(struct elfobj *o);
