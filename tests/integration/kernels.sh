@@ -198,7 +198,9 @@ test_kernel_fallbacks_named() {
 	OFFCPU_FAULT_REFUSE=tp_btf "$OFFCPU" record -a -d 0.5 -o f.data 2>rec.err || { cat rec.err; fail "raw_tp fallback failed"; }
 	cat rec.err
 	sed -n 2,3p rec.err | grep -q "FALLBACK: raw_tp" || fail "raw_tp not named next to the start line"
-	tail -n 3 rec.err | grep -q "FALLBACK: raw_tp" || fail "raw_tp not named in the summary"
+	# in the summary, after the file is written (the lines after it vary:
+	# losses on a busy machine, perf maps of the machine's JIT processes)
+	sed -n '/wrote f.data/,$p' rec.err | grep -q "FALLBACK: raw_tp" || fail "raw_tp not named in the summary"
 }
 
 # The BPF object builds for arm64 (against the BTF of Debian 12's arm64
