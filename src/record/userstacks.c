@@ -20,9 +20,9 @@
 #include "../util/util.h"
 #include "../util/worker.h"
 
-/* bytes of a sleeping thread's stack read from sp: deeper than the BPF copy */
 /* unwinds quiet this long: what the oracle holds is given back */
 #define IDLE_NS (2000 * 1000000ULL)
+/* bytes of a sleeping thread's stack read from sp: deeper than the BPF copy */
 #define START_COPY (32 << 10)
 /* frames kept in all: a recording of many short processes stops keeping more */
 #define MAX_FRAMES (1u << 20)
