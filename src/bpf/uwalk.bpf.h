@@ -303,25 +303,6 @@ static __always_inline long uw_fp_checked(struct uw *c)
 	return uw_push(c, ra);
 }
 
-/*
- * Where a thread blocked, in a system call, in code without a rule (glibc's
- * clone3 ends its rules before its syscall, so that the child is not
- * unwound into its parent): the return address at sp, as at a function's
- * entry, if it lands in an object of the process. 2: not taken.
- */
-static __always_inline long uw_entry_step(struct uw *c)
-{
-	__u64 sp = c->s->sp, ra;
-
-	if (c->s->n != 1 || !c->s->interrupted || uw_read(c, sp, &ra) || ra < user_min_addr ||
-	    !uw_map(c, ra))
-		return 2;
-	c->s->sp = sp + 8;
-	c->s->pc = ra;
-	c->s->interrupted = false;
-	return uw_push(c, ra);
-}
-
 /* Tables stop at the current frame for @why: frame pointers from here. */
 static __always_inline long uw_to_fp(struct uw *c, __u32 why)
 {
@@ -362,9 +343,6 @@ static long uw_step(__u32 i, struct uw *c)
 		if (!r) {
 			if (why == OFFCPU_UNW_NO_TABLE)
 				return uw_to_fp(c, why);
-			k = why == OFFCPU_UNW_NO_RULE ? uw_entry_step(c) : 2;
-			if (k != 2)
-				return k;
 			c->s->reason = why;
 			return 1;
 		}
@@ -429,9 +407,6 @@ static long uw_step(__u32 i, struct uw *c)
 		c->s->interrupted = true;
 		return uw_push(c, ra);
 	default:
-		k = uw_entry_step(c);
-		if (k != 2)
-			return k;
 		c->s->reason = OFFCPU_UNW_NO_RULE;
 		return 1;
 	}

@@ -259,26 +259,3 @@ test_unwind_incomplete_marked() {
 	fi
 	note "$(grep -c '\[no unwind\|\[unwind:' w.folded) marked stacks of $(wc -l <w.folded)"
 }
-
-# A parent blocked in posix_spawn until its child execs waits inside glibc's
-# clone3 after its syscall, where clone3 has no rule (its rules end before
-# the syscall): the walk goes on from the return address at sp, through
-# posix_spawn to the program's main, unmarked.
-test_unwind_spawn_parent_complete() {
-	local spawned marked
-	"$OFFCPU" record --off-cpu-thresh 0 -o sp.data -- python3 -c '
-import os
-for _ in range(300):
-    pid = os.posix_spawn("/bin/true", ["true"], {})
-    os.waitpid(pid, 0)
-' 2>rec.err || { cat rec.err; fail "record failed"; }
-	"$OFFCPU" report -i sp.data --folded >sp.folded || fail "report failed"
-	spawned=$(grep -c ';__clone3 [0-9]*$' sp.folded || true)
-	[ "$spawned" -gt 0 ] || { head -5 sp.folded; fail "no block of the parent in clone3"; }
-	marked=$(grep ';__clone3 [0-9]*$' sp.folded | grep -c '\[unwind:\|\[no unwind' || true)
-	[ "$marked" = 0 ] || { grep ';__clone3 [0-9]*$' sp.folded | grep '\[unwind' | head -3
-		fail "$marked of $spawned stacks in clone3 marked"; }
-	grep ';__clone3 [0-9]*$' sp.folded | grep -qv 'posix_spawn' &&
-		fail "a stack in clone3 does not pass through posix_spawn"
-	note "$spawned stacks of the spawning parent in clone3, each through posix_spawn, none marked"
-}
