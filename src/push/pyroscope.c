@@ -97,12 +97,12 @@ static char *url_encode(const char *s)
 	return out;
 }
 
-static int offcpu_event(const struct profile *p)
+static int event_named(const struct profile *p, const char *name)
 {
 	uint32_t i;
 
 	for (i = 0; i < p->nr_events; i++)
-		if (!strcmp(strtab__get(&p->str, p->events[i].name), OFFCPU_EVENT_NAME))
+		if (!strcmp(strtab__get(&p->str, p->events[i].name), name))
 			return (int)i;
 	return -1;
 }
@@ -116,7 +116,9 @@ int pyroscope__requests(const struct interval *iv, const struct push_meta *pm,
 	char **names = calloc(iv->nr_groups + 1, sizeof(*names));
 	uint32_t *members = calloc(iv->nr_groups + 1, sizeof(*members));
 	uint64_t nr_series = 0, s;
-	int ev = offcpu_event(&iv->p), err = 0;
+	int ev = event_named(&iv->p, OFFCPU_EVENT_NAME), err = 0;
+	/* the blocks under way at the start are off-CPU time of the interval too */
+	int before = event_named(&iv->p, OFFCPU_BEFORE_EVENT_NAME);
 	uint32_t i;
 
 	if (!series_of_group || !names || !members) {
@@ -159,7 +161,7 @@ int pyroscope__requests(const struct interval *iv, const struct push_meta *pm,
 	for (s = 0; s < nr_series && !err; s++) {
 		struct keep_arg k = { &series_of_pid, s };
 		struct pprof_opts o = {
-			.event = ev, .keep = keep_row, .arg = &k,
+			.event = ev, .with_event = before + 1, .keep = keep_row, .arg = &k,
 			.thread = "thread_name", .state = "linux_sched_state",
 			.waker = "linux_sched_waker_thread_name", .waker_name_only = true,
 			.waker_function = "linux_sched_waker_function",

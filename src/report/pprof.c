@@ -55,7 +55,9 @@ static void value_type(struct pb *b, struct pb *sub, uint32_t field, struct strs
 
 static bool row_kept(const struct pprof_opts *o, const struct profile_row *r)
 {
-	return r->event == (uint32_t)o->event && (!o->keep || o->keep(r, o->arg));
+	return (r->event == (uint32_t)o->event ||
+		(o->with_event && r->event == (uint32_t)(o->with_event - 1))) &&
+	       (!o->keep || o->keep(r, o->arg));
 }
 
 /* The executable with the most of the rows' value (summed over its processes), or UINT32_MAX. */

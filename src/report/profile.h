@@ -383,6 +383,7 @@ int pprof__write(const struct profile *p, int event, int fd);
 struct pb;
 struct pprof_opts {
 	int event;
+	int with_event; /* 1 + another event whose rows count as @event's; 0: none */
 	bool (*keep)(const struct profile_row *r, void *arg);
 	void *arg;
 	const char *thread, *pid, *tid, *state, *waker, *waker_function;
